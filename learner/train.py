@@ -1,0 +1,201 @@
+"""The training run: behaviour cloning, then M-GRPO, with evaluations in between — on one machine or a Ray cluster.
+
+    # one machine (starts a local Ray with its dashboard on 127.0.0.1:8265, and the bundled sites)
+    python -m learner.train --config configs/cpu_demo.yaml
+    # a running cluster (RAY_ADDRESS is set by `ray job submit`)
+    ray job submit --working-dir . -- python -m learner.train --config configs/qwen2.5-3b_webarena_lite.yaml
+
+The phases come from `phases` in the config (e.g. [eval, bc, eval, rl, eval]). Each RL iteration samples
+`rl.tasks_per_iteration` tasks, runs a group of `rl.group_size` episodes per task in parallel browser actors
+(own contexts, own sandboxes), scores them with the reward actor, and hands the groups to the learner as they finish;
+the learner's M-GRPO update is followed by a weight push to every engine.
+
+How this departs from the paper (WebAgent-R1): the paper batches turns of all episodes in lockstep and sleeps after
+actions; here every episode advances on its own and groups are consumed in completion order. Groups with an
+infrastructure failure are re-run whole instead of trained half-finished. Sandboxed sites (bundled) mean parallel
+rollouts of a writing task never see each other's changes. Optional overlap of rollouts with the update records
+the weight-version lag on every turn.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from common.config import TrainConfig, add_config_args, load_config
+from common.records import Trajectory, TrajectoryGroup, dump_jsonl, load_jsonl
+from rollout_workers.metrics import RayMetrics, summarize
+from rollout_workers.stack import Stack, ensure_dir, init_ray
+
+log = logging.getLogger("learner.train")
+
+
+class Run:
+    def __init__(self, cfg: TrainConfig):
+        self.cfg = cfg
+        self.out = ensure_dir(cfg.output_dir)
+        self.stack = Stack(cfg)
+        self.learner: Any = None
+        self.metrics: RayMetrics | None = None
+        self.iteration = 0
+        self.history: list[dict[str, Any]] = []
+        self.rng = random.Random(cfg.seed)
+
+    # --- bring-up ---------------------------------------------------------------------------------------------
+    def start(self) -> None:
+        import ray
+
+        info = init_ray(self.cfg)
+        print(f"[train] Ray up; dashboard: {info.get('dashboard')}", flush=True)
+        self.metrics = RayMetrics(self.cfg.logging.metrics)
+        (self.out / "config.json").write_text(self.cfg.model_dump_json(indent=2))
+        if "bc" in self.cfg.phases or "rl" in self.cfg.phases:
+            from learner.actor import LearnerActor
+
+            self.learner = ray.remote(LearnerActor).options(
+                name="learner", num_cpus=1, num_gpus=self.cfg.learner.num_gpus).remote(self.cfg)
+            self.iteration = ray.get(self.learner.resume.remote())
+        # Engines load the newest weights: the resumed checkpoint when there is one.
+        model_path = ray.get(self.learner.current_model_path.remote()) if self.learner is not None else None
+        self.stack.start(model_path)
+        self.stack.worker.on_group = self.metrics.record_group
+        print(f"[train] sites: {self.stack.urls}", flush=True)
+
+    # --- phases -------------------------------------------------------------------------------------------------
+    async def phase_eval(self, label: str) -> dict[str, Any]:
+        from rollout_workers.evaluate import evaluate
+
+        tasks = self.stack.tasks("test")
+        summary, groups = await evaluate(self.stack.worker, tasks, self.cfg, label=label,
+                                         progress=self.cfg.logging.progress)
+        self._save_groups(groups, f"eval_{label}.jsonl")
+        for site, rate in summary["success_by_site"].items():
+            self.metrics.set("success", rate, site=site, phase=label)
+        self._log({"phase": "eval", "label": label, **summary})
+        return summary
+
+    async def phase_bc(self) -> None:
+        from learner.bc_data import tokenize_demos
+
+        demos = await self._demos()
+        samples = tokenize_demos(demos, self.stack.builder)
+        print(f"[train] BC on {len(demos)} demonstrations ({len(samples)} turns)", flush=True)
+        stats = await self.learner.train_bc.remote(samples, self.cfg.bc.epochs)
+        self._log({"phase": "bc", **stats})
+        await self._push()
+        await self.learner.save_checkpoint.remote(tag="bc")
+
+    async def phase_rl(self) -> None:
+        rl = self.cfg.rl
+        train = self.stack.tasks("train")
+        start = self.iteration
+        for it in range(start, rl.iterations):
+            self.iteration = it
+            self.metrics.set("iteration", it)
+            tasks = self.rng.sample(train, min(rl.tasks_per_iteration, len(train)))
+            t0 = time.time()
+            groups: list[TrajectoryGroup] = []
+            async for g in self.stack.worker.run_groups(tasks, rl.group_size, iteration=it):
+                groups.append(g)
+            roll = summarize(groups, time.time() - t0)
+            self._save_groups(groups, "rollouts.jsonl", append=True)
+            trainable = [g for g in groups if not g.failed]
+            stats = await self.learner.rl_step.remote(trainable)
+            push = await self._push()
+            self.metrics.set("reward_mean", roll["success"] or 0.0, phase="rl")
+            self.metrics.set("group_std", roll["group_reward_std"] or 0.0)
+            self.metrics.set("zero_var", roll["zero_variance_group_share"] or 0.0)
+            self.metrics.set("gen_tps", roll.get("generate_tokens_per_s") or 0.0)
+            self.metrics.set("learn_tps", stats.get("tokens_per_s") or 0.0)
+            self._log({"phase": "rl", "iteration": it, "rollout": roll, "learner": stats, "push": push})
+            if self.cfg.learner.checkpoint_every and (it + 1) % self.cfg.learner.checkpoint_every == 0:
+                await self.learner.save_checkpoint.remote(tag=f"rl-{it + 1}", iteration=it + 1)
+        self.iteration = rl.iterations
+        await self.learner.save_checkpoint.remote(tag="rl", iteration=rl.iterations)
+
+    async def _push(self) -> dict[str, Any]:
+        stats = await self.learner.push_weights.remote(self.stack.engines, self.cfg.learner.weight_sync)
+        self.metrics.set("push_s", stats["seconds"], method=stats["method"])
+        print(f"[train] weights pushed: {stats['bytes'] / 1e6:.0f} MB in {stats['seconds']:.2f}s "
+              f"({stats['method']})", flush=True)
+        return stats
+
+    async def _demos(self) -> list[Trajectory]:
+        if self.cfg.bc.demos:
+            demos = load_jsonl(self.cfg.bc.demos)
+        else:
+            from sites.expert import generate_demos
+
+            path = self.out / "demos.jsonl"
+            if path.exists():
+                demos = load_jsonl(str(path))
+            else:
+                demos = await generate_demos(self.stack, self.stack.tasks("train"), self.cfg)
+                dump_jsonl(demos, str(path))
+        if self.cfg.bc.max_demos:
+            demos = demos[: self.cfg.bc.max_demos]
+        return demos
+
+    # --- logging ------------------------------------------------------------------------------------------------
+    def _log(self, record: dict[str, Any]) -> None:
+        record = {"time": time.time(), **record}
+        self.history.append(record)
+        with open(self.out / "log.jsonl", "a", encoding="utf-8") as f:
+            f.write(json.dumps(record, default=str) + "\n")
+        brief = {k: v for k, v in record.items() if k in ("phase", "label", "iteration", "success", "loss")}
+        if "rollout" in record:
+            brief["success"] = record["rollout"]["success"]
+            brief["loss"] = record["learner"].get("loss")
+        print(f"[train] {json.dumps(brief, default=str)}", flush=True)
+
+    def _save_groups(self, groups: list[TrajectoryGroup], name: str, append: bool = False) -> None:
+        if self.cfg.logging.save_trajectories:
+            dump_jsonl([t for g in groups for t in g.trajectories], str(self.out / name), append=append)
+
+    async def main(self) -> dict[str, Any]:
+        evals: dict[str, Any] = {}
+        stage = "before_bc"
+        for phase in self.cfg.phases:
+            if phase == "eval":
+                evals[stage] = await self.phase_eval(stage)
+            elif phase == "bc":
+                await self.phase_bc()
+                stage = "after_bc"
+            elif phase == "rl":
+                await self.phase_rl()
+                stage = "after_rl"
+        from learner.report import write_report
+
+        report = write_report(self.out, self.history, evals)
+        print(f"[train] report: {report}", flush=True)
+        return evals
+
+    def close(self) -> None:
+        self.stack.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m learner.train", description=__doc__.split("\n")[0])
+    add_config_args(parser)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    cfg = load_config(args.config, args.set)
+    run = Run(cfg)
+    try:
+        run.start()
+        evals = asyncio.run(run.main())
+    finally:
+        run.close()
+    print(json.dumps({k: v.get("success") for k, v in evals.items()}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

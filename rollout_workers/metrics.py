@@ -1,0 +1,103 @@
+"""Run metrics: exported through `ray.util.metrics` (Ray's Prometheus endpoint and dashboard) and summarised
+per phase for the JSONL log. Names match deploy/grafana/webagent_dashboard.json (Ray adds the `ray_` prefix).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter as _Count
+from typing import Any
+
+from common.records import TrajectoryGroup
+
+_LATENCY_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30]
+_TURN_BUCKETS = [1, 2, 3, 5, 8, 12, 16, 24, 32]
+
+
+class RayMetrics:
+    """Thin holder of the Ray metric objects; a no-op when Ray is not initialised (tests, local tools)."""
+
+    def __init__(self, enabled: bool = True):
+        self.enabled = False
+        if not enabled:
+            return
+        try:
+            import ray
+            from ray.util import metrics as m
+        except ImportError:
+            return
+        if not ray.is_initialized():
+            return
+        self.enabled = True
+        self.episodes = m.Counter("webagent_episodes_total", "finished episodes", tag_keys=("site", "outcome"))
+        self.success = m.Gauge("webagent_success_rate", "success rate of the last phase", tag_keys=("site", "phase"))
+        self.reward_mean = m.Gauge("webagent_reward_mean", "mean reward of the last batch", tag_keys=("phase",))
+        self.group_std = m.Gauge("webagent_group_reward_std", "mean per-group reward std of the last batch")
+        self.zero_var = m.Gauge("webagent_zero_variance_group_share", "share of groups with all-equal rewards")
+        self.turns = m.Histogram("webagent_turns_per_episode", "turns per episode", boundaries=_TURN_BUCKETS)
+        self.parse_fail = m.Counter("webagent_action_parse_failures_total", "completions with no valid action")
+        self.step_latency = m.Histogram("webagent_step_latency_seconds", "browser step seconds",
+                                        boundaries=_LATENCY_BUCKETS)
+        self.gen_tps = m.Gauge("webagent_generate_tokens_per_second", "generated tokens/s in the last batch")
+        self.learn_tps = m.Gauge("webagent_learner_tokens_per_second", "learner tokens/s in the last update")
+        self.push_s = m.Gauge("webagent_weight_push_seconds", "seconds of the last weight push", tag_keys=("method",))
+        self.infra = m.Counter("webagent_infra_failures_total", "infrastructure failures", tag_keys=("kind",))
+        self.iteration = m.Gauge("webagent_iteration", "current RL iteration")
+
+    def record_group(self, group: TrajectoryGroup) -> None:
+        if not self.enabled:
+            return
+        for t in group.trajectories:
+            site = t.sites[0] if t.sites else "unknown"
+            outcome = ("infra_error" if t.failure else "unscorable" if t.reward is None
+                       else "success" if t.reward >= 1 else "fail")
+            self.episodes.inc(1, tags={"site": site, "outcome": outcome})
+            if t.failure:
+                self.infra.inc(1, tags={"kind": "episode"})
+            self.turns.observe(len(t.turns))
+            for turn in t.turns:
+                if turn.action is None:
+                    self.parse_fail.inc(1)
+                if "step" in turn.timings:
+                    self.step_latency.observe(turn.timings["step"])
+
+    def set(self, name: str, value: float, **tags: str) -> None:
+        if self.enabled and value is not None:
+            getattr(self, name).set(float(value), tags=tags or None)
+
+
+def summarize(groups: list[TrajectoryGroup], seconds: float | None = None) -> dict[str, Any]:
+    """Numbers for the JSONL log and the console: success overall and per site, reward spread, turns, parse
+    failures, step latency, generated tokens/s."""
+    trajs = [t for g in groups for t in g.trajectories]
+    scored = [t for t in trajs if t.reward is not None and not t.failure]
+    per_site: dict[str, list[float]] = {}
+    for t in scored:
+        per_site.setdefault(t.sites[0] if t.sites else "unknown", []).append(t.reward)
+    stds, zero = [], 0
+    for g in groups:
+        rs = [t.reward for t in g.trajectories if t.reward is not None]
+        if len(rs) >= 1:
+            stds.append(statistics.pstdev(rs))
+            zero += int(len(set(rs)) <= 1)
+    turns = [t for tr in trajs for t in tr.turns]
+    steps = [t.timings["step"] for t in turns if "step" in t.timings]
+    gen_tokens = sum(len(t.completion_ids) for t in turns)
+    out: dict[str, Any] = {
+        "episodes": len(trajs),
+        "success": (sum(t.reward for t in scored) / len(scored)) if scored else None,
+        "success_by_site": {s: sum(v) / len(v) for s, v in sorted(per_site.items())},
+        "unscorable": sum(1 for t in trajs if t.reward is None and not t.failure),
+        "infra_failures": sum(1 for t in trajs if t.failure),
+        "group_reward_std": statistics.fmean(stds) if stds else None,
+        "zero_variance_group_share": zero / len(groups) if groups else None,
+        "turns_per_episode": statistics.fmean(len(t.turns) for t in trajs) if trajs else None,
+        "parse_failures": sum(1 for t in turns if t.action is None),
+        "termination": dict(_Count(t.termination for t in trajs)),
+        "step_latency_median_s": statistics.median(steps) if steps else None,
+        "generated_tokens": gen_tokens,
+    }
+    if seconds:
+        out["seconds"] = seconds
+        out["generate_tokens_per_s"] = gen_tokens / seconds
+    return out

@@ -1,0 +1,168 @@
+"""Bring up everything a run needs on Ray: sites (bundled), engines + router, browser actors, reward actors.
+
+Shared by the training driver (`python -m learner.train`) and the evaluator (`python -m rollout_workers.evaluate`).
+Actor classes stay plain; `ray.remote` is applied here, where they are launched, with names that read well in the
+dashboard's actor view (`engine-0`, `browser-3`, `reward-0`, `learner`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from common.config import TrainConfig
+from common.tasks import Task, load_tasks
+from rollout_workers.group import BrowserPool, RolloutWorker
+
+log = logging.getLogger(__name__)
+
+
+def init_ray(cfg: TrainConfig) -> dict[str, Any]:
+    """Join RAY_ADDRESS when set (ray job submit does), else start a local Ray with its dashboard on 127.0.0.1
+    and a `browser` resource sized to the pool, so the same actor options work in both cases."""
+    import ray
+
+    if ray.is_initialized():
+        return {"address": "existing"}
+    env = {"env_vars": {k: os.environ[k] for k in ("WEBAGENT_CACHE", "VLLM_CPU_KVCACHE_SPACE", "DS_ACCELERATOR",
+                                                   "HF_HUB_OFFLINE", "TOKENIZERS_PARALLELISM")
+                        if k in os.environ}}
+    if os.environ.get("RAY_ADDRESS"):
+        ctx = ray.init(address=os.environ["RAY_ADDRESS"], runtime_env=env, log_to_driver=True)
+    else:
+        ctx = ray.init(
+            num_cpus=max(4, os.cpu_count() or 2),
+            resources={cfg.rollout.browser_resource: cfg.rollout.num_browsers},
+            include_dashboard=True, dashboard_host="127.0.0.1", runtime_env=env,
+        )
+    info = {"dashboard": getattr(ctx, "dashboard_url", None)}
+    log.info("ray: %s", info)
+    return info
+
+
+class Stack:
+    """The running parts of a run. `start()` brings them up; `close()` takes them down."""
+
+    def __init__(self, cfg: TrainConfig):
+        self.cfg = cfg
+        self.sites = None  # SiteServer when this process started the bundled sites
+        self.urls: dict[str, str] = {}
+        self.auth_dir = ""
+        self.engines: list[Any] = []
+        self.router = None
+        self.pool: BrowserPool | None = None
+        self.rewarders: list[Any] = []
+        self.worker: RolloutWorker | None = None
+        self.builder = None
+
+    # --- environment -------------------------------------------------------------------------------------
+    def start_environment(self) -> None:
+        env = self.cfg.environment
+        if env.kind == "bundled":
+            from sites.server import SiteServer
+
+            if env.start_sites and not env.urls:
+                self.sites = SiteServer(host="127.0.0.1", base_port=env.base_port)
+                self.urls = dict(self.sites.start())
+                self.auth_dir = str(self.sites.auth_dir)
+            else:
+                self.urls = dict(env.urls)
+                self.auth_dir = env.auth_dir
+        else:
+            self.urls = dict(env.urls)
+            self.auth_dir = env.auth_dir
+        if not self.urls:
+            raise ValueError("environment.urls is empty: set the site URLs (see deploy/README.md)")
+
+    def tasks(self, split: str) -> list[Task]:
+        env = self.cfg.environment
+        path = env.train_tasks if split == "train" else env.test_tasks
+        if path:
+            tasks = load_tasks(path)
+        elif env.kind == "bundled":
+            from sites.tasks import load_split
+
+            tasks = load_split(split)
+        else:
+            raise ValueError(f"environment.{split}_tasks is required for environment.kind=webarena")
+        return [t.with_urls(self.urls) for t in tasks]
+
+    # --- model side ----------------------------------------------------------------------------------------
+    def start_builder(self) -> None:
+        from transformers import AutoTokenizer
+
+        from common.prompts import PromptBuilder
+
+        tok = AutoTokenizer.from_pretrained(self.cfg.model_path)
+        ro = self.cfg.rollout
+        self.builder = PromptBuilder(tok, grammar=ro.grammar, thinking=ro.thinking, compression=ro.compression,
+                                     obs_max_tokens=ro.obs_max_tokens)
+
+    def start_engines(self, model_path: str | None = None) -> None:
+        import ray
+
+        from rollout_workers.inference import EngineRouter, InferenceActor
+
+        inf = self.cfg.inference
+        cls = ray.remote(InferenceActor)
+        self.engines = [
+            cls.options(name=f"engine-{i}", num_cpus=1, num_gpus=inf.gpus_per_engine, max_concurrency=1000)
+            .remote(model_path or self.cfg.model_path, inf, max_model_len=self.cfg.model.max_context,
+                    name=f"engine-{i}")
+            for i in range(inf.num_engines)
+        ]
+        self.router = EngineRouter(self.engines)
+
+    def start_browsers(self) -> None:
+        import ray
+
+        from browser_actors import BrowserActor
+
+        ro = self.cfg.rollout
+        cls = ray.remote(BrowserActor)
+        out = str(self.cfg.output_dir / "episodes")
+
+        def make(i: int) -> Any:
+            return cls.options(name=f"browser-{i}-{os.urandom(2).hex()}", num_cpus=0,
+                               resources={ro.browser_resource: 1}, max_restarts=0).remote(
+                ro, auth_dir=self.auth_dir, env_urls=self.urls, output_dir=out)
+
+        self.pool = BrowserPool(make, ro.num_browsers)
+
+    def start_rewarders(self) -> None:
+        import ray
+
+        from reward import RewardActor
+
+        cls = ray.remote(RewardActor)
+        helpers = "bundled" if self.cfg.environment.kind == "bundled" else "webarena"
+        self.rewarders = [cls.options(name=f"reward-{i}", num_cpus=0, max_concurrency=64)
+                          .remote(self.cfg.reward, env_urls=self.urls, helpers=helpers)
+                          for i in range(self.cfg.reward.num_actors)]
+
+    def start(self, model_path: str | None = None) -> Stack:
+        self.start_environment()
+        self.start_builder()
+        self.start_engines(model_path)
+        self.start_browsers()
+        self.start_rewarders()
+        sandboxes = None
+        if self.cfg.environment.kind == "bundled":
+            from rollout_workers.sandbox import SandboxClient
+
+            sandboxes = SandboxClient(next(iter(self.urls.values())))
+        self.worker = RolloutWorker(self.pool, self.router, self.rewarders[0], self.builder, self.cfg, sandboxes)
+        return self
+
+    def close(self) -> None:
+        if self.sites is not None:
+            self.sites.stop()
+            self.sites = None
+
+
+def ensure_dir(p: str | Path) -> Path:
+    p = Path(p)
+    p.mkdir(parents=True, exist_ok=True)
+    return p
