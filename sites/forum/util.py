@@ -7,6 +7,13 @@ import re
 from datetime import datetime, timezone
 
 TS_FORMAT = "%Y-%m-%d %H:%M:%S"
+# Listing orders (SQL over `submissions s`), shared by the pages and by queries.py so both agree.
+SORTS = {
+    "hot": "s.hot DESC, s.id DESC",
+    "new": "s.created_at DESC, s.id DESC",
+    "top": "(s.upvotes - s.downvotes) DESC, s.id DESC",
+    "old": "s.created_at ASC, s.id ASC",
+}
 # Reference epoch for the hot ranking; only differences matter.
 _EPOCH = datetime(2020, 1, 1, tzinfo=timezone.utc)
 

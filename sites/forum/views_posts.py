@@ -12,14 +12,8 @@ from flask import Flask, Response, abort, flash, redirect, render_template, requ
 from sites.core import get_db, page_of
 from sites.forum.app import back, current_user, forum_or_404, post_url, require_user
 from sites.forum.site import PAGE_SIZE
-from sites.forum.util import hot_score, now_ts
+from sites.forum.util import SORTS, hot_score, now_ts
 
-SORTS = {
-    "hot": "s.hot DESC, s.id DESC",
-    "new": "s.created_at DESC, s.id DESC",
-    "top": "(s.upvotes - s.downvotes) DESC, s.id DESC",
-    "old": "s.created_at ASC, s.id ASC",
-}
 LISTING_SQL = """
 SELECT s.*, f.name AS forum_name, u.username AS username, s.upvotes - s.downvotes AS score,
        (SELECT count(*) FROM comments c WHERE c.submission_id = s.id) AS n_comments, v.choice AS my_vote
