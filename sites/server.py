@@ -55,6 +55,17 @@ def ensure_seed(db: DbGroup, data_dir: Path) -> Path:
     return path
 
 
+def _quiet_handler() -> type:
+    from werkzeug.serving import WSGIRequestHandler
+
+    class QuietHandler(WSGIRequestHandler):
+        # Per-request console lines would drown training logs; the /metrics endpoint records every request.
+        def log_request(self, *args: Any, **kwargs: Any) -> None:
+            pass
+
+    return QuietHandler
+
+
 class SiteServer:
     def __init__(self, host: str = "127.0.0.1", base_port: int = 7770, data_dir: Path | str | None = None,
                  sites: list[str] | tuple[str, ...] | None = None, max_sandboxes: int = 64,
@@ -87,7 +98,8 @@ class SiteServer:
         try:
             for spec in self.specs:
                 port = self.base_port + spec.port_offset if self.base_port else 0
-                srv = make_server(self.host, port, spec.create_app(self.store), threaded=True)
+                srv = make_server(self.host, port, spec.create_app(self.store), threaded=True,
+                                  request_handler=_quiet_handler())
                 self._servers.append(srv)
                 self.urls[spec.key] = f"http://{self.host}:{srv.server_port}"
                 t = threading.Thread(target=srv.serve_forever, name=f"site-{spec.key}", daemon=True)
