@@ -1,0 +1,23 @@
+"""The learner: behaviour cloning and M-GRPO on DeepSpeed, checkpoints, weight push, the training driver.
+
+    algos.py       pure functions: group-relative advantages, M-GRPO loss, BC loss, token logprobs
+    samples.py     token-exact training rows from Turns, micro-batches by a token budget
+    engine.py      the DeepSpeed engine on GPUs (bf16, ZeRO, FlashAttention-2) and CPUs (DS_ACCELERATOR=cpu, gloo)
+    actor.py       LearnerActor (a plain class; Ray wraps it at launch)
+    checkpoint.py  crash-safe Hugging Face checkpoint folders, resume: auto
+    weight_sync.py pushes the learner's weights to the inference actors
+
+`from learner import LearnerActor` is resolved lazily so that importing the package stays cheap.
+"""
+
+from typing import Any
+
+__all__ = ["LearnerActor"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "LearnerActor":
+        from learner.actor import LearnerActor
+
+        return LearnerActor
+    raise AttributeError(name)

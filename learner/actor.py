@@ -1,0 +1,272 @@
+"""LearnerActor: behaviour cloning and M-GRPO on a DeepSpeed engine, checkpoints, and full weights for the push.
+
+A plain class; the driver applies `ray.remote(num_gpus=...)(LearnerActor)` where it launches it. On one machine:
+
+    cfg = load_config("configs/cpu_demo.yaml")
+    learner = LearnerActor(cfg)                      # DS_ACCELERATOR=cpu + gloo when no GPU is visible
+    learner.bc_step(demos)                           # SFT on action tokens of each turn's exact prompt
+    learner.rl_step(groups)                          # advantages, M-GRPO, one optimizer step
+    learner.save_checkpoint()                        # <output_dir>/checkpoints/ckpt-<iteration>
+
+On a cluster each rank is one actor (`LearnerActor(cfg, world_size=N, rank=r)`, MASTER_ADDR / MASTER_PORT set by the
+launcher); every rank receives the same batch and trains its round-robin share of the micro-batches.
+Departures from the paper: each turn is its own training row with the exact prompt it had (the paper's code trains an
+episode as one sequence); see learner/algos.py for the loss.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from common.config import TrainConfig
+from common.records import Trajectory, TrajectoryGroup, Turn
+from learner import checkpoint as ckpt
+from learner import engine as eng
+from learner.algos import policy_loss, sft_loss, token_logprobs
+from learner.samples import Batch, Sample, collate, demo_samples, micro_batches, rl_samples
+
+
+class LearnerActor:
+    def __init__(self, cfg: TrainConfig, *, world_size: int = 1, rank: int = 0, model_path: str | None = None,
+                 checkpoint_root: str | None = None) -> None:
+        from transformers import AutoTokenizer
+
+        eng.init_distributed(world_size, rank)
+        self.cfg, self.world_size, self.rank = cfg, world_size, rank
+        self.model_path = model_path or cfg.model_path
+        self.checkpoint_root = Path(checkpoint_root or cfg.output_dir / "checkpoints")
+        self.device = eng.device()
+        conf = eng.ds_config(cfg, world_size)
+        self._hf_ds = eng.hf_zero3_config(conf)  # must outlive every from_pretrained under ZeRO-3
+        self.engine, self.scheduler = eng.build_engine(eng.load_model(self.model_path, cfg), cfg, world_size)
+        self.engine.train()
+        self.ref = eng.build_reference(self.model_path, cfg, world_size) if cfg.rl.kl_beta > 0 else None
+        self.tokenizer = AutoTokenizer.from_pretrained(self.model_path)
+        pad = self.tokenizer.pad_token_id
+        self.pad_id = int(pad if pad is not None else (self.tokenizer.eos_token_id or 0))
+        self.state: dict[str, Any] = {"iteration": 0, "bc_steps": 0, "rl_steps": 0, "optimizer_steps": 0,
+                                      "extra": {}}
+        self.resumed_from = self.maybe_resume()
+
+    # ---- forward helpers -------------------------------------------------------------------------------------
+    @property
+    def iteration(self) -> int:
+        return int(self.state["iteration"])
+
+    def _logprobs(self, model: Any, batch: Batch) -> torch.Tensor:
+        """[B, K] logprob of each kept target token under `model` (the engine or the reference)."""
+        out = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask, position_ids=batch.position_ids,
+                    logits_to_keep=batch.logits_to_keep, use_cache=False)
+        return token_logprobs(out.logits[:, :-1], batch.targets)
+
+    def _my_batches(self, samples: list[Sample]) -> list[Batch]:
+        """This rank's micro-batches. Every rank runs the same count (collectives must pair up): a rank short of
+        one runs a copy of another with its mask zeroed, which adds nothing to the gradient."""
+        parts = micro_batches(samples, self.cfg.learner.micro_batch_tokens)
+        per_rank = math.ceil(len(parts) / self.world_size)
+        mine = parts[self.rank::self.world_size]
+        batches = [collate([samples[i] for i in idx], self.pad_id) for idx in mine]
+        while len(batches) < per_rank:
+            dummy = collate([samples[parts[0][0]]], self.pad_id)
+            dummy.mask.zero_()
+            batches.append(dummy)
+        return [b.to(self.device) for b in batches]
+
+    def _optimizer_step(self) -> float:
+        """One DeepSpeed step after the accumulated backward passes; returns the pre-clip gradient norm."""
+        norm = None
+        if self.cfg.learner.zero_stage == 0:  # DeepSpeed only tracks the norm in its ZeRO optimizers
+            grads = [p.grad.detach().float().norm() for p in self.engine.module.parameters() if p.grad is not None]
+            norm = float(torch.stack(grads).norm()) if grads else 0.0
+        self.engine.step()
+        self.state["optimizer_steps"] += 1
+        if norm is None:
+            got = self.engine.get_global_grad_norm()
+            norm = float(got) if got is not None else float("nan")
+        return norm
+
+    def _finish(self, kind: str, metrics: dict[str, Any], t0: float, tokens: int) -> dict[str, Any]:
+        self.state["iteration"] += 1
+        self.state[f"{kind}_steps"] += 1
+        seconds = time.perf_counter() - t0
+        metrics.update(iteration=self.iteration, seconds=seconds, tokens=tokens,
+                       tokens_per_s=tokens / seconds if seconds > 0 else 0.0, lr=self.scheduler.get_last_lr()[0])
+        return metrics
+
+    # ---- training ----------------------------------------------------------------------------------------------
+    def bc_step(self, trajectories: Sequence[Trajectory]) -> dict[str, Any]:
+        """One optimizer step of behaviour cloning: mean NLL over all action tokens of the batch."""
+        t0 = time.perf_counter()
+        samples, skipped = demo_samples(trajectories, self.cfg.model.max_context)
+        metrics: dict[str, Any] = {"samples": len(samples), **{f"skipped_{k}": v for k, v in skipped.items()}}
+        if not samples:
+            return self._finish("bc", {**metrics, "skipped": True, "loss": float("nan"), "grad_norm": 0.0}, t0, 0)
+        self.scheduler.set_peak(self.cfg.bc.lr)
+        total = sum(s.trained_tokens for s in samples)
+        batches = self._my_batches(samples)
+        loss_sum = 0.0
+        for k, batch in enumerate(batches):
+            self.engine.set_gradient_accumulation_boundary(k == len(batches) - 1)
+            # x world_size: DeepSpeed averages gradients over ranks, our loss is already the batch mean
+            loss = sft_loss(self._logprobs(self.engine, batch), batch.mask, total) * self.world_size
+            self.engine.backward(loss, scale_wrt_gas=False)
+            loss_sum += loss.item() / self.world_size
+        metrics.update(loss=loss_sum, grad_norm=self._optimizer_step(), trained_tokens=total,
+                       micro_batches=len(batches))
+        return self._finish("bc", metrics, t0, sum(len(s.input_ids) for s in samples))
+
+    def train_bc(self, trajectories: Sequence[Trajectory], epochs: int = 1, batch_size: int = 8) -> list[dict]:
+        """Several BC steps: `epochs` passes over the demonstrations, `batch_size` trajectories per step."""
+        out = []
+        for _ in range(epochs):
+            for i in range(0, len(trajectories), batch_size):
+                out.append(self.bc_step(trajectories[i:i + batch_size]))
+        return out
+
+    def rl_step(self, groups: Sequence[TrajectoryGroup]) -> dict[str, Any]:
+        """M-GRPO on finished groups: `rl.updates_per_batch` optimizer steps over the batch.
+
+        Old logprobs are those of the policy before this call. With one update they equal the current logprobs, so
+        the detached values of the gradient pass are used (the same numbers, one forward fewer); with more updates
+        they are recomputed under no_grad first. The engine's sampling logprobs (Turn.logprobs) only feed the
+        inference/training mismatch report.
+        """
+        t0 = time.perf_counter()
+        rl = self.cfg.rl
+        kl_on = rl.kl_beta > 0 and self.ref is not None
+        samples, adv, skipped = rl_samples(groups, self.cfg.model.max_context, rl.adv_eps, keep_zero_advantage=kl_on)
+        metrics: dict[str, Any] = {"samples": len(samples), **adv.as_dict(),
+                                   **{f"skipped_{k}": v for k, v in skipped.items()}}
+        if not samples:  # every group without signal: no gradient at all, so no optimizer step
+            return self._finish("rl", {**metrics, "skipped": True, "loss": 0.0, "grad_norm": 0.0, "kl": 0.0,
+                                       "clip_frac": 0.0, "approx_kl": 0.0}, t0, 0)
+        self.scheduler.set_peak(rl.lr)
+        batches = self._my_batches(samples)
+        with torch.no_grad():
+            ref = [self._logprobs(self.ref, b) for b in batches] if kl_on else [None] * len(batches)
+            old = [self._logprobs(self.engine, b) for b in batches] if rl.updates_per_batch > 1 else None
+        sums = {"tokens": 0.0, "clipped": 0.0, "approx_kl_sum": 0.0, "ref_kl_sum": 0.0, "ratio_sum": 0.0}
+        mismatch = [0.0, 0.0, 0.0]  # |logp_train - logp_sample| sum, k3 sum, count
+        loss_sum, norms = 0.0, []
+        for update in range(rl.updates_per_batch):
+            for k, b in enumerate(batches):
+                self.engine.set_gradient_accumulation_boundary(k == len(batches) - 1)
+                lp = self._logprobs(self.engine, b)
+                old_k = old[k] if old is not None else lp.detach()
+                loss, st = policy_loss(lp, old_k, b.advantages, b.mask, rl.clip_eps,
+                                       sample_weights=b.weights * self.world_size, ref_logprobs=ref[k],
+                                       kl_beta=rl.kl_beta if kl_on else 0.0)
+                self.engine.backward(loss, scale_wrt_gas=False)
+                if update == 0:
+                    loss_sum += loss.item() / self.world_size
+                    for key in sums:
+                        sums[key] += st[key]
+                    _add_mismatch(mismatch, old_k, b)
+            norms.append(self._optimizer_step())
+        n = max(sums["tokens"], 1.0)
+        metrics.update(loss=loss_sum, grad_norm=norms[-1], kl=sums["ref_kl_sum"] / n, clip_frac=sums["clipped"] / n,
+                       approx_kl=sums["approx_kl_sum"] / n, ratio_mean=sums["ratio_sum"] / n,
+                       trained_tokens=int(sums["tokens"]), micro_batches=len(batches),
+                       sampling_abs_diff=mismatch[0] / mismatch[2] if mismatch[2] else float("nan"),
+                       sampling_kl=mismatch[1] / mismatch[2] if mismatch[2] else float("nan"))
+        return self._finish("rl", metrics, t0, sum(len(s.input_ids) for s in samples) * rl.updates_per_batch)
+
+    # ---- inspection, weights, checkpoints ----------------------------------------------------------------------
+    @torch.no_grad()
+    def log_probs(self, items: Sequence[Turn | Sample]) -> list[list[float]]:
+        """Current-policy logprob of every generated token of each turn (for tests and mismatch checks)."""
+        samples = [x if isinstance(x, Sample) else Sample.from_turn(x) for x in items]
+        out: list[list[float]] = [[] for _ in samples]
+        for idx in micro_batches(samples, self.cfg.learner.micro_batch_tokens):
+            batch = collate([samples[i] for i in idx], self.pad_id).to(self.device)
+            lp = self._logprobs(self.engine, batch).float().cpu()
+            for row, i in enumerate(idx):
+                out[i] = lp[row][batch.mask[row].cpu() > 0].tolist()
+        return out
+
+    def named_full_parameters(self, device: str | None = "cpu") -> Iterator[tuple[str, torch.Tensor]]:
+        """(HF name, full tensor) for every parameter, gathered one at a time under ZeRO-3 (a collective: every
+        rank must iterate). Tensors are copies on `device` (None = the training device), in the training dtype.
+        Tied weights appear once, under the name transformers keeps (e.g. model.embed_tokens.weight)."""
+        import deepspeed
+
+        zero3 = self.cfg.learner.zero_stage == 3
+        for name, p in self.engine.module.named_parameters():
+            if zero3:
+                with deepspeed.zero.GatheredParameters([p], modifier_rank=None):
+                    yield name, p.data.detach().to(device or p.device, copy=True)
+            else:
+                yield name, p.data.detach().to(device or p.device, copy=True)
+
+    def save_checkpoint(self, root: str | None = None, extra: dict[str, Any] | None = None) -> str:
+        """Write `<root>/ckpt-<iteration>` crash-safely (see learner/checkpoint.py); returns its path."""
+        import torch.distributed as dist
+
+        root_path = Path(root) if root else self.checkpoint_root
+        if extra is not None:
+            self.state["extra"] = extra
+        if self.rank == 0:
+            ckpt.begin(root_path, self.iteration)
+        dist.barrier()
+        tmp = ckpt.temp_dir(root_path, self.iteration)
+        weights = self.named_full_parameters()
+        if self.rank == 0:
+            module = self.engine.module
+            ckpt.save_hf_weights(tmp, weights, module.config, getattr(module, "generation_config", None),
+                                 self.tokenizer)
+        else:
+            for _ in weights:  # take part in the gathers
+                pass
+        self.engine.save_checkpoint(str(tmp / "deepspeed"), tag="state", save_latest=False)
+        ckpt.save_rng(tmp / "rng" / f"rank{self.rank}.pt")
+        dist.barrier()
+        final = ""
+        if self.rank == 0:
+            final = str(ckpt.commit(tmp, {**self.state, "model_source": self.model_path}))
+            ckpt.prune(root_path, self.cfg.learner.keep_checkpoints)
+        dist.barrier()
+        return final or str(root_path / ckpt.checkpoint_name(self.iteration))
+
+    def load_checkpoint(self, path: str | Path) -> dict[str, Any]:
+        """Restore weights, optimizer, scheduler, RNG and counters from a checkpoint folder, or from the newest
+        complete checkpoint when `path` is a root that holds several."""
+        path = Path(path)
+        if not ckpt.is_complete(path):
+            found = ckpt.latest(path)
+            if found is None:
+                raise FileNotFoundError(f"{path} is neither a complete checkpoint nor a folder holding one")
+            path = found
+        load_path, _ = self.engine.load_checkpoint(str(path / "deepspeed"), tag="state",
+                                                   load_optimizer_states=True, load_lr_scheduler_states=True)
+        if load_path is None:
+            raise RuntimeError(f"DeepSpeed could not load {path / 'deepspeed'}")
+        rng = path / "rng" / f"rank{self.rank}.pt"
+        if rng.exists():
+            ckpt.load_rng(rng)
+        state = ckpt.read_state(path)
+        self.state = {k: state[k] for k in ("iteration", "bc_steps", "rl_steps", "optimizer_steps", "extra")}
+        return self.state
+
+    def maybe_resume(self) -> str | None:
+        found = ckpt.resolve_resume(self.cfg.learner.resume, self.checkpoint_root)
+        if found is None:
+            return None
+        self.load_checkpoint(found)
+        return str(found)
+
+
+def _add_mismatch(acc: list[float], train_lp: torch.Tensor, b: Batch) -> None:
+    """Accumulate how far the engine's sampling logprobs are from the learner's on the same tokens."""
+    known = (b.mask > 0) & torch.isfinite(b.sampling_logprobs)
+    if not bool(known.any()):
+        return
+    t, s = train_lp.detach().float()[known], b.sampling_logprobs[known]
+    acc[0] += float((t - s).abs().sum())
+    acc[1] += float((torch.exp(s - t) - (s - t) - 1).sum())
+    acc[2] += float(known.sum())

@@ -1,0 +1,183 @@
+"""Checkpoint folders: crash-safe writing, `resume: auto`, pruning, RNG state, and the Hugging Face weights folder.
+
+A checkpoint is `<root>/ckpt-<iteration:08d>/`, itself a Hugging Face model folder (config.json, *.safetensors,
+tokenizer files) that `transformers.AutoModelForCausalLM.from_pretrained` and `vllm serve` load directly, plus:
+    deepspeed/          optimizer, scheduler and (partitioned) module states, written by DeepSpeed
+    rng/rank<r>.pt      Python / NumPy / torch (and CUDA) RNG states of each rank
+    trainer_state.json  iteration counters and the driver's extra state
+    COMPLETE            written last
+Everything is written into `<root>/.tmp-ckpt-<iteration>/` and renamed into place after COMPLETE is written, so a
+crash while writing leaves either a temp folder (ignored, removed at the next save) or nothing; never a folder that
+looks complete. The temp name is deterministic so that every rank of a multi-process learner writes into the same
+folder (on a shared file system).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import torch
+
+PREFIX = "ckpt-"
+MARKER = "COMPLETE"
+STATE_FILE = "trainer_state.json"
+SHARD_BYTES = 4 * 1024**3  # safetensors shard size, as HF folders usually have
+
+
+def checkpoint_name(iteration: int) -> str:
+    return f"{PREFIX}{iteration:08d}"
+
+
+def iteration_of(path: Path) -> int:
+    return int(path.name[len(PREFIX):])
+
+
+def is_complete(path: str | Path) -> bool:
+    path = Path(path)
+    return path.is_dir() and (path / MARKER).is_file() and (path / STATE_FILE).is_file()
+
+
+def list_complete(root: str | Path) -> list[Path]:
+    """Complete checkpoints under root, oldest first."""
+    root = Path(root)
+    if not root.is_dir():
+        return []
+    found = [p for p in root.iterdir() if p.name.startswith(PREFIX) and p.name[len(PREFIX):].isdigit()]
+    return sorted((p for p in found if is_complete(p)), key=iteration_of)
+
+
+def latest(root: str | Path) -> Path | None:
+    done = list_complete(root)
+    return done[-1] if done else None
+
+
+def resolve_resume(resume: str, root: str | Path) -> Path | None:
+    """`auto` -> the newest complete checkpoint under root (None if there is none); `never` -> None;
+    anything else is a checkpoint folder, which must be complete."""
+    if resume == "never":
+        return None
+    if resume == "auto":
+        return latest(root)
+    path = Path(resume)
+    if not is_complete(path):
+        raise FileNotFoundError(f"learner.resume={resume!r} is not a complete checkpoint "
+                                f"(missing folder, {MARKER} or {STATE_FILE})")
+    return path
+
+
+def temp_dir(root: str | Path, iteration: int) -> Path:
+    return Path(root) / f".tmp-{checkpoint_name(iteration)}"
+
+
+def begin(root: str | Path, iteration: int) -> Path:
+    """Fresh temp folder for a checkpoint (rank 0 calls this, then all ranks write into it)."""
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    for stale in root.glob(f".tmp-{PREFIX}*"):  # left by a crash: never complete, safe to drop
+        shutil.rmtree(stale, ignore_errors=True)
+    tmp = temp_dir(root, iteration)
+    tmp.mkdir()
+    return tmp
+
+
+def _fsync_write(path: Path, text: str) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def commit(tmp: Path, state: dict[str, Any]) -> Path:
+    """Write the state and the COMPLETE marker, then move the folder into place (replacing a same-iteration one)."""
+    _fsync_write(tmp / STATE_FILE, json.dumps(state, indent=2, sort_keys=True))
+    _fsync_write(tmp / MARKER, "ok\n")
+    final = tmp.parent / checkpoint_name(int(state["iteration"]))
+    if final.exists():
+        trash = tmp.parent / f".tmp-old-{final.name}"
+        final.rename(trash)
+        tmp.rename(final)
+        shutil.rmtree(trash, ignore_errors=True)
+    else:
+        tmp.rename(final)
+    dir_fd = os.open(final.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)  # make the rename itself durable
+    finally:
+        os.close(dir_fd)
+    return final
+
+
+def prune(root: str | Path, keep: int) -> list[Path]:
+    """Delete all but the newest `keep` complete checkpoints (keep <= 0 keeps everything)."""
+    if keep <= 0:
+        return []
+    old = list_complete(root)[:-keep]
+    for p in old:
+        shutil.rmtree(p, ignore_errors=True)
+    return old
+
+
+def read_state(path: str | Path) -> dict[str, Any]:
+    return json.loads((Path(path) / STATE_FILE).read_text(encoding="utf-8"))
+
+
+def save_rng(path: Path) -> None:
+    import numpy as np
+
+    state = {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
+    if torch.cuda.is_available():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.save(state, path)
+
+
+def load_rng(path: Path) -> None:
+    import numpy as np
+
+    state = torch.load(path, weights_only=False)  # our own file: tuples and numpy arrays inside
+    random.setstate(state["python"])
+    np.random.set_state(state["numpy"])
+    torch.set_rng_state(state["torch"])
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+
+
+def save_hf_weights(folder: Path, tensors: Iterable[tuple[str, torch.Tensor]], model_config: Any,
+                    generation_config: Any = None, tokenizer: Any = None) -> None:
+    """Write (name, tensor) pairs as safetensors shards (+ index when sharded), config, tokenizer."""
+    from safetensors.torch import save_file
+
+    shards: list[dict[str, torch.Tensor]] = [{}]
+    size = 0
+    for name, t in tensors:
+        nbytes = t.numel() * t.element_size()
+        if shards[-1] and size + nbytes > SHARD_BYTES:
+            shards.append({})
+            size = 0
+        shards[-1][name] = t.contiguous()
+        size += nbytes
+    if len(shards) == 1:
+        save_file(shards[0], str(folder / "model.safetensors"), metadata={"format": "pt"})
+    else:
+        weight_map, total = {}, 0
+        for i, shard in enumerate(shards, 1):
+            fname = f"model-{i:05d}-of-{len(shards):05d}.safetensors"
+            save_file(shard, str(folder / fname), metadata={"format": "pt"})
+            for name, t in shard.items():
+                weight_map[name] = fname
+                total += t.numel() * t.element_size()
+        index = {"metadata": {"total_size": total}, "weight_map": weight_map}
+        (folder / "model.safetensors.index.json").write_text(json.dumps(index, indent=2), encoding="utf-8")
+    for f in folder.glob("*.safetensors"):
+        f.chmod(0o644)  # safetensors writes 0600; inference actors may run as another user
+    model_config.save_pretrained(folder)
+    if generation_config is not None:
+        generation_config.save_pretrained(folder)
+    if tokenizer is not None:
+        tokenizer.save_pretrained(folder)
