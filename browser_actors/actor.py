@@ -1,0 +1,331 @@
+"""`BrowserActor`: one Chromium per actor, one isolated context per episode, ids on elements, hard step time-outs.
+
+    actor = BrowserActor(cfg.rollout, auth_dir=".../.auth", env_urls={"shopping": "http://127.0.0.1:7770"})
+    obs = actor.reset(task, sandbox=token)           # start page, logged in, sandbox cookie set
+    obs = actor.step(Click(element_id="12"))          # never raises for a bad id / action: see obs.last_action_error
+    state = actor.final_state()                       # for the reward checks
+    actor.close()
+
+A plain class: `ray.remote(BrowserActor)` is applied where it is launched (rollout_workers). Unlike WebArena's
+environment it neither sleeps after actions nor measures every node's bounding box: it waits for the page to settle
+(settle.py) and reads the page in one script pass, so a step costs what the page costs. A step that overruns
+`rollout.step_timeout_s` (hung or crashed page) is abandoned, the page replaced, and `Observation.infra_error` set.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+from typing import Any, get_args
+
+from browser_actors import episode as E
+from browser_actors.executor import Executor
+from browser_actors.observation import TokenCounter, build
+from browser_actors.runtime import CHROMIUM_ARGS, LoopThread, chromium_executable
+from browser_actors.safety import AllowList, Guard
+from browser_actors.settle import NetworkTracker, settle
+from common import records as R
+from common.config import RolloutConfig
+from common.tasks import Task
+
+
+_ACTION_CLASSES = get_args(get_args(R.Action)[0])
+
+
+class BrowserActor:
+    def __init__(self, cfg: Any = None, *, auth_dir: str | None = None, env_urls: dict[str, str] | None = None,
+                 output_dir: str | None = None, headless: bool = True, count_tokens: TokenCounter | None = None):
+        cfg = cfg.rollout if hasattr(cfg, "rollout") else cfg  # a whole TrainConfig is accepted too
+        self.cfg: RolloutConfig = cfg or RolloutConfig()
+        self.auth_dir, self.env_urls, self.headless = auth_dir, dict(env_urls or {}), headless
+        self.output_dir = Path(output_dir) if output_dir else None
+        self.mode = self.cfg.observation
+        self.count_tokens = count_tokens
+        self.guard = Guard(self.cfg.blocked_patterns)
+        self._lock = threading.Lock()
+        self._loop = LoopThread()
+        self._pw: Any = None
+        self._browser: Any = None
+        self._context: Any = None
+        self._page: Any = None
+        self._trackers: dict[Any, NetworkTracker] = {}
+        self._cdp: dict[Any, Any] = {}
+        self._blocked: list[tuple[Any, str]] = []  # (page, message) of navigations refused during this step
+        self._popups: list[Any] = []
+        self._crashed: set[Any] = set()
+        self._reset_episode_state(None, None, "")
+
+    def _reset_episode_state(self, task: Task | None, sandbox: str | None, episode_id: str) -> None:
+        self._task, self._sandbox, self._episode_id = task, sandbox, episode_id
+        self._step_idx, self._answer, self._last_good_url = 0, None, "about:blank"
+        self._sites: dict[str, str] = {}
+        self._allow = AllowList([])
+        self._tracing = False
+
+    # ---- public, synchronous API -------------------------------------------------------------------------
+    def reset(self, task: Task, sandbox: str | None = None, episode_id: str | None = None) -> R.Observation:
+        with self._lock:
+            return self._loop.run(self._reset(task, sandbox, episode_id), timeout=self.cfg.step_timeout_s * 3 + 60)
+
+    def step(self, action: Any) -> R.Observation:
+        with self._lock:
+            return self._loop.run(self._step(action), timeout=self.cfg.step_timeout_s * 3 + 30)
+
+    def final_state(self) -> R.FinalState:
+        with self._lock:
+            return self._loop.run(self._final_state(), timeout=60)
+
+    def observe(self) -> R.Observation:
+        """The current observation again, without acting."""
+        with self._lock:
+            return self._loop.run(self._guarded_observe(None), timeout=self.cfg.step_timeout_s + 30)
+
+    def close(self) -> None:
+        with self._lock:
+            try:
+                self._loop.run(self._shutdown(), timeout=60)
+            finally:
+                self._loop.stop()
+
+    @property
+    def page(self) -> Any:
+        """The active Playwright page (async API, lives on this actor's loop: use `call` to run code on it)."""
+        return self._page
+
+    def call(self, fn: Any, timeout: float = 60.0) -> Any:
+        """Run `await fn(page)` on the actor's loop (for reward checks in the same process); returns its result."""
+        with self._lock:
+            return self._loop.run(asyncio.wait_for(fn(self._page), timeout), timeout=timeout + 5)
+
+    # ---- episode lifecycle -------------------------------------------------------------------------------
+    async def _ensure_browser(self) -> None:
+        if self._browser is not None and self._browser.is_connected():
+            return
+        from playwright.async_api import async_playwright
+
+        if self._pw is None:
+            self._pw = await async_playwright().start()
+        self._browser = await self._pw.chromium.launch(executable_path=chromium_executable(),
+                                                       headless=self.headless, args=CHROMIUM_ARGS)
+
+    async def _open_context(self, storage_state: Any) -> None:
+        await self._ensure_browser()
+        ctx = await self._browser.new_context(
+            storage_state=storage_state, accept_downloads=False, service_workers="block",
+            viewport={"width": 1280, "height": 720})
+        ctx.set_default_timeout(self.cfg.settle_timeout_s * 1000)
+        ctx.on("page", self._on_page)
+        await ctx.route(self._allow.block_regex(), self._refuse)
+        if self.guard:
+            await ctx.route("**/*", self._guard_route)
+        if self._sandbox:
+            await ctx.add_cookies(E.sandbox_cookies(self._sandbox, list(self._sites.values()) + [self._last_good_url]))
+        self._context = ctx
+
+    async def _reset(self, task: Task, sandbox: str | None, episode_id: str | None) -> R.Observation:
+        await self._end_episode()
+        task = E.fill_task(task, self.env_urls)
+        self._reset_episode_state(task, sandbox, episode_id or f"{task.task_id}")
+        self._sites = E.site_urls(task, self.env_urls)
+        self._allow = AllowList(E.allowed_urls(task, self.env_urls))
+        urls = E.start_urls(task)
+        for u in urls:
+            if why := self._allow.check(u):
+                raise ValueError(f"task {task.task_id}: start URL {u} is not allowed: {why}")
+        state = E.storage_state_path(task, self.auth_dir)
+        self._last_good_url = urls[0] if urls else "about:blank"
+        await self._open_context(str(state) if state else None)
+        if self._episode_dir() and self.cfg.traces:
+            await self._context.tracing.start(screenshots=True, snapshots=True)
+            self._tracing = True
+        pages = [await self._context.new_page() for _ in urls or ["about:blank"]]
+        errors = []
+        for p, u in zip(pages, urls):
+            try:
+                await asyncio.wait_for(p.goto(u, wait_until="commit"), self.cfg.step_timeout_s)
+            except Exception as e:  # noqa: BLE001 - reported in the observation, the episode can still act
+                errors.append(f"could not open {u}: {e}".splitlines()[0])
+        self._page = pages[0]
+        await self._page.bring_to_front()
+        self._popups.clear()
+        return await self._after_action("; ".join(errors) or None)
+
+    async def _end_episode(self) -> None:
+        if self._context is None:
+            return
+        if self._tracing:
+            try:
+                await self._context.tracing.stop(path=str(self._episode_dir() / "trace.zip"))
+            except Exception:  # noqa: BLE001 - a lost trace must not fail the next episode
+                pass
+        try:
+            await asyncio.wait_for(self._context.close(), 15)
+        except Exception:  # noqa: BLE001 - a context that cannot close takes the browser with it
+            await self._close_browser()
+        self._context, self._page = None, None
+        self._trackers.clear(), self._cdp.clear(), self._crashed.clear()
+
+    async def _close_browser(self) -> None:
+        try:
+            if self._browser is not None:
+                await asyncio.wait_for(self._browser.close(), 15)
+        except Exception:  # noqa: BLE001 - the next episode launches a new one
+            pass
+        self._browser = None
+
+    async def _shutdown(self) -> None:
+        await self._end_episode()
+        await self._close_browser()
+        if self._pw is not None:
+            await self._pw.stop()
+            self._pw = None
+
+    # ---- events ------------------------------------------------------------------------------------------
+    def _on_page(self, page: Any) -> None:
+        self._trackers[page] = NetworkTracker(page)
+        page.on("crash", lambda p: self._crashed.add(p))
+        self._popups.append(page)
+
+    async def _refuse(self, route: Any, request: Any) -> None:
+        """Every request outside the allow-list lands here: aborted; a navigation is reported to the agent."""
+        if request.is_navigation_request():
+            why = self._allow.check(request.url) or "not allowed"
+            self._blocked.append((_page_of(request), f"navigation to {request.url[:200]} blocked: {why}"))
+        try:
+            await route.abort("aborted" if request.is_navigation_request() else "blockedbyclient")
+        except Exception:  # noqa: BLE001 - the page went away meanwhile
+            pass
+
+    async def _guard_route(self, route: Any, request: Any) -> None:
+        refusal = self.guard.check(request.url) if request.is_navigation_request() else None
+        if refusal:
+            self._blocked.append((_page_of(request), refusal))
+            await route.abort("aborted")
+        else:
+            await route.fallback()
+
+    # ---- steps ---------------------------------------------------------------------------------------------
+    async def _step(self, action: Any) -> R.Observation:
+        if self._context is None:
+            raise RuntimeError("BrowserActor.step called before reset()")
+        self._step_idx += 1
+        self._blocked.clear()
+        self._popups.clear()
+        if isinstance(action, dict | str):  # canonical JSON, e.g. from another process
+            try:
+                action = R.action_from_json(action)
+            except ValueError as e:
+                return await self._guarded_observe(f"not a valid action: {str(e).splitlines()[0]}")
+        if not isinstance(action, _ACTION_CLASSES):
+            return await self._guarded_observe(f"not an action: {action!r:.200}")
+        if isinstance(action, R.Stop):
+            self._answer = action.answer
+        if self._page.is_closed() or self._page in self._crashed:
+            await self._replace_page()
+            return await self._guarded_observe("the page had crashed and was reloaded", infra="page crashed")
+        return await self._guarded(self._act(action), f"step ({action.type})")
+
+    async def _act(self, action: Any) -> R.Observation:
+        executor = Executor(self._allow, self.guard, self.cfg.settle_timeout_s * 1000)
+        self._page, error = await executor.run(action, self._page)
+        return await self._after_action(error)
+
+    async def _after_action(self, error: str | None) -> R.Observation:
+        """Settle, adopt or refuse pop-ups, undo navigation that escaped the allow-list, then observe."""
+        await settle(self._page, self._trackers.get(self._page), self.cfg.settle_timeout_s)
+        for popup in [p for p in self._popups if p is not self._page and not p.is_closed()]:
+            refused = [m for pg, m in self._blocked if pg is popup]
+            if refused or popup.url == "about:blank":
+                await popup.close()
+                continue
+            await settle(popup, self._trackers.get(popup), self.cfg.settle_timeout_s)
+            self._page = popup  # a pop-up the page opened becomes the active tab, as in a real browser
+            await popup.bring_to_front()
+        messages = [m for _, m in self._blocked]
+        if why := self._allow.check(self._page.url):  # a redirect (not seen by routes) or a script left the hosts
+            messages.append(f"navigation to {self._page.url[:200]} blocked: {why}")
+            await self._page.goto(self._last_good_url, wait_until="commit")
+            await settle(self._page, self._trackers.get(self._page), self.cfg.settle_timeout_s)
+        if error:
+            messages.insert(0, error)
+        obs = await self._observe("; ".join(dict.fromkeys(messages)) or None)
+        self._last_good_url = self._page.url
+        return obs
+
+    async def _observe(self, error: str | None, infra: str | None = None) -> R.Observation:
+        page = self._page
+        if self.mode == "axtree" and page not in self._cdp:  # one CDP session per page, made when first needed
+            self._cdp[page] = await page.context.new_cdp_session(page)
+        obs = await build(page, self._cdp.get(page), self._context.pages, mode=self.mode,
+                          max_tokens=self.cfg.obs_max_tokens, error=error, count=self.count_tokens)
+        obs.infra_error = infra
+        if self.cfg.screenshots and self._episode_dir():
+            path = self._episode_dir() / f"step_{self._step_idx:03d}.png"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            await page.screenshot(path=str(path), timeout=self.cfg.settle_timeout_s * 1000)
+            obs.screenshot = str(path)
+        return obs
+
+    async def _guarded(self, coro: Any, what: str) -> R.Observation:
+        """Run a step under the step time-out; a hung or crashed page is replaced and reported as infra_error."""
+        from playwright.async_api import Error as PlaywrightError
+
+        try:
+            return await asyncio.wait_for(coro, self.cfg.step_timeout_s)
+        except asyncio.TimeoutError:
+            infra = f"{what} exceeded the step time-out of {self.cfg.step_timeout_s:g} s (page hung)"
+        except PlaywrightError as e:
+            infra = f"{what} failed: the page crashed or closed ({str(e).splitlines()[0][:200]})"
+        await self._replace_page()
+        return await self._guarded_observe(f"the action did not complete: {infra}; the page was reloaded", infra)
+
+    async def _guarded_observe(self, error: str | None, infra: str | None = None) -> R.Observation:
+        try:
+            return await asyncio.wait_for(self._observe(error, infra), self.cfg.step_timeout_s)
+        except Exception as e:  # noqa: BLE001 - the reloaded page is bad too: show a blank tab, keep the episode
+            infra = infra or f"observation failed: {str(e).splitlines()[0][:200] if str(e) else type(e).__name__}"
+            await self._replace_page(url="about:blank")
+            return await asyncio.wait_for(self._observe(error or infra, infra), self.cfg.step_timeout_s)
+
+    async def _replace_page(self, url: str | None = None) -> None:
+        """Close the active page (or, when even that hangs, rebuild the context from its cookies) and reopen."""
+        old, url = self._page, url or self._last_good_url
+        try:
+            await asyncio.wait_for(old.close(run_before_unload=False), 10)
+        except Exception:  # noqa: BLE001 - the renderer does not answer: the context goes, cookies are kept
+            cookies = []
+            try:
+                cookies = await asyncio.wait_for(self._context.cookies(), 5)
+            except Exception:  # noqa: BLE001 - cookies of a dead browser are lost; the login state is reloaded
+                pass
+            await self._end_episode()
+            await self._open_context({"cookies": cookies, "origins": []})
+        self._trackers.pop(old, None), self._cdp.pop(old, None), self._crashed.discard(old)
+        self._page = await self._context.new_page()
+        try:
+            await asyncio.wait_for(self._page.goto(url, wait_until="domcontentloaded"), self.cfg.settle_timeout_s)
+        except Exception:  # noqa: BLE001 - a page that will not load again is left blank
+            pass
+
+    async def _final_state(self) -> R.FinalState:
+        if self._context is None:
+            raise RuntimeError("BrowserActor.final_state called before reset()")
+        try:
+            storage = await asyncio.wait_for(self._context.storage_state(), 15)
+        except Exception:  # noqa: BLE001 - localStorage of a hung page is unreadable; cookies are what checks use
+            storage = {"cookies": await self._context.cookies(), "origins": []}
+        return R.FinalState(url=self._page.url, tabs=[p.url for p in self._context.pages], storage_state=storage,
+                            sandbox=self._sandbox, answer=self._answer, env_urls=self._sites)
+
+    def _episode_dir(self) -> Path | None:
+        if self.output_dir is None or not (self.cfg.screenshots or self.cfg.traces):
+            return None
+        return self.output_dir / (self._episode_id or "episode")
+
+
+def _page_of(request: Any) -> Any:
+    try:
+        return request.frame.page
+    except Exception:  # noqa: BLE001 - a request of a service worker or a detached frame
+        return None

@@ -1,0 +1,97 @@
+"""Observation text: one in-page pass (dom.js) for ids and simplified HTML, CDP for the accessibility tree.
+
+Layout of `Observation.text` (what the model reads):
+
+    URL: http://127.0.0.1:7770/checkout/cart/
+    Tabs: [0] Shopping Cart (active) | [1] Order #12
+    Error: <the previous action's error, only when there is one>
+    ----
+    <simplified HTML or accessibility tree, cut to the token budget with a visible marker>
+
+`Observation.short` is the compressed form for earlier turns in the history: URL, title and the first headings.
+Tokens are estimated as characters / 4 unless a tokenizer's `count_tokens(str) -> int` is supplied.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+from common.records import Observation
+
+DOM_JS = (Path(__file__).with_name("dom.js")).read_text(encoding="utf-8")
+TRUNCATION_MARKER = "[... observation truncated: {n} more lines not shown; scroll or navigate to see more ...]"
+TokenCounter = Callable[[str], int]
+
+
+def approx_tokens(text: str) -> int:
+    """A cheap token estimate (about 4 characters per token for English HTML with BPE tokenizers)."""
+    return (len(text) + 3) // 4
+
+
+def truncate(text: str, max_tokens: int, count: TokenCounter = approx_tokens) -> tuple[str, bool]:
+    """Cut `text` at a line boundary so that it plus the marker fits in `max_tokens`."""
+    if max_tokens <= 0 or count(text) <= max_tokens:
+        return text, False
+    lines = text.split("\n")
+    budget = max_tokens - count(TRUNCATION_MARKER.format(n=len(lines)))
+    lo, hi = 0, len(lines)  # binary search on the number of whole lines kept
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if count("\n".join(lines[:mid])) <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    kept = lines[:lo]
+    if not kept:  # one enormous line: cut inside it
+        kept = [lines[0][: max(0, budget) * 4]]
+        lo = 1
+    return "\n".join(kept + [TRUNCATION_MARKER.format(n=len(lines) - lo)]), True
+
+
+def header(url: str, tabs: list[str], active: int, error: str | None) -> str:
+    tab_line = " | ".join(f"[{i}] {t}" + (" (active)" if i == active else "") for i, t in enumerate(tabs))
+    lines = [f"URL: {url}", f"Tabs: {tab_line}"]
+    if error:
+        lines.append(f"Error: {error}")
+    return "\n".join(lines) + "\n----\n"
+
+
+def short_form(url: str, title: str, headings: list[str]) -> str:
+    parts = [f"URL: {url}", f"Title: {title}"]
+    if headings:
+        parts.append("Headings: " + "; ".join(h for h in headings[:4] if h))
+    return "\n".join(parts)
+
+
+async def tab_titles(pages: list[Any]) -> list[str]:
+    out = []
+    for p in pages:
+        try:
+            title = await p.title()
+        except Exception:  # noqa: BLE001 - a tab that is navigating or dead still gets a label
+            title = ""
+        out.append((title or p.url)[:80])
+    return out
+
+
+async def build(page: Any, cdp: Any, pages: list[Any], *, mode: Literal["html", "axtree"], max_tokens: int,
+                error: str | None, count: TokenCounter | None = None) -> Observation:
+    """The observation of `page` (the active tab among `pages`)."""
+    count = count or approx_tokens
+    result = await page.evaluate(DOM_JS, {"html": mode == "html"})
+    body = result["html"] if mode == "html" else await _axtree(cdp)
+    tabs = await tab_titles(pages)
+    active = pages.index(page) if page in pages else 0
+    head = header(page.url, tabs, active, error)
+    body, cut = truncate(body or "(empty page)", max(1, max_tokens - count(head)), count)
+    return Observation(text=head + body, short=short_form(page.url, result["title"], result["headings"]),
+                       url=page.url, title=result["title"], tabs=tabs, active_tab=active,
+                       last_action_error=error, mode=mode, truncated=cut)
+
+
+async def _axtree(cdp: Any) -> str:
+    from browser_actors.axtree import axtree_text
+
+    return await axtree_text(cdp)

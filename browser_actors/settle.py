@@ -1,0 +1,107 @@
+"""Waiting for a page to settle after an action, without fixed sleeps.
+
+A page is settled when (1) its document has been parsed (`domcontentloaded`), (2) the DOM has seen no mutation for
+`QUIET_MS` (an in-page MutationObserver promise), and (3) no request that can change what the agent reads is in
+flight (images, fonts and media are ignored; a request older than `LONG_POLL_S` that is not a navigation is taken to
+be a long poll). A navigation that replaces the document mid-wait restarts the wait on the new document. The whole
+wait is bounded by `settle_timeout_s`; reaching the bound is not an error (the observation shows what is there).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+QUIET_MS = 100  # DOM mutation-quiet window: long enough for a click's synchronous re-render + one microtask chain
+LONG_POLL_S = 2.0  # requests running longer than this (not navigations) do not hold the settle wait
+_IGNORED_TYPES = {"image", "font", "media", "websocket", "eventsource", "ping", "manifest", "texttrack"}
+
+# Resolves once the DOM has been mutation-free for `quiet` ms (our own id stamps excluded) or `limit` ms passed.
+_QUIET_JS = """
+([quiet, limit]) => new Promise((resolve) => {
+  const t0 = performance.now();
+  let last = t0;
+  const mo = new MutationObserver((ms) => {
+    for (const m of ms) { if (m.type !== 'attributes' || m.attributeName !== 'data-wa-id') { last = performance.now(); return; } }
+  });
+  mo.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+  const tick = () => {
+    const now = performance.now();
+    if ((document.readyState !== 'loading' && now - last >= quiet) || now - t0 >= limit) {
+      mo.disconnect();
+      resolve(now - last >= quiet);
+    } else setTimeout(tick, Math.max(10, quiet - (now - last)));
+  };
+  setTimeout(tick, quiet);
+})
+"""
+
+
+class NetworkTracker:
+    """Counts a page's in-flight requests from Playwright's request events; `idle` is set when none matter."""
+
+    def __init__(self, page: Any):
+        self._inflight: dict[Any, tuple[float, bool]] = {}
+        self.idle = asyncio.Event()
+        self.idle.set()
+        page.on("request", self._start)
+        page.on("requestfinished", self._end)
+        page.on("requestfailed", self._end)
+
+    def _start(self, request: Any) -> None:
+        if request.resource_type in _IGNORED_TYPES:
+            return
+        self._inflight[request] = (time.monotonic(), request.is_navigation_request())
+        self.idle.clear()
+
+    def _end(self, request: Any) -> None:
+        if self._inflight.pop(request, None) is not None and self.quiet():
+            self.idle.set()
+
+    def quiet(self) -> bool:
+        now = time.monotonic()
+        return all(not nav and now - t0 > LONG_POLL_S for t0, nav in self._inflight.values())
+
+    def pending(self) -> int:
+        return len(self._inflight)
+
+    def next_change_s(self, default: float) -> float:
+        """Seconds until the youngest non-navigation request turns into a presumed long poll."""
+        now = time.monotonic()
+        waits = [t0 + LONG_POLL_S - now for t0, nav in self._inflight.values() if not nav]
+        return max(0.01, min([default, *[w for w in waits if w > 0]]))
+
+
+def _is_navigation_error(err: Exception) -> bool:
+    msg = str(err)
+    return any(s in msg for s in ("Execution context was destroyed", "navigat", "Target page, context or browser",
+                                  "Cannot find context"))
+
+
+async def settle(page: Any, tracker: NetworkTracker | None, timeout_s: float) -> bool:
+    """Wait until `page` is settled or `timeout_s` passed; True when it settled. Raises only when the page closed."""
+    from playwright.async_api import Error as PlaywrightError
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    while (remaining := deadline - loop.time()) > 0:
+        try:
+            await page.wait_for_load_state("domcontentloaded", timeout=remaining * 1000)
+            dom_quiet = await page.evaluate(_QUIET_JS, [QUIET_MS, max(1.0, (deadline - loop.time()) * 1000)])
+        except PlaywrightError as e:
+            if page.is_closed():
+                raise
+            if _is_navigation_error(e) or "Timeout" in str(e):
+                continue  # the document was replaced (navigation): wait again on the new one
+            raise
+        if tracker is None or tracker.quiet():
+            if dom_quiet:
+                return True
+            continue
+        # Requests still in flight: wait for them (event, not polling), then re-check the DOM.
+        try:
+            await asyncio.wait_for(tracker.idle.wait(), timeout=tracker.next_change_s(deadline - loop.time()))
+        except asyncio.TimeoutError:
+            pass  # a request aged into a long poll, or the deadline: the loop condition decides
+    return False
