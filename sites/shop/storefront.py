@@ -126,7 +126,9 @@ def _register_cart(app: Flask) -> None:
     @login_required(login)
     def cart_add() -> Any:
         conn = get_db()
-        prod = Q.product(conn, int(request.form.get("product", "0") or 0)) or abort(404)
+        prod = Q.product(conn, request.form.get("product", 0, type=int))
+        if prod is None or prod["status"] != 1:
+            abort(404)  # disabled products are not sold
         qty = max(1, int(request.form.get("qty", "1") or 1)) if request.form.get("qty", "1").isdigit() else 1
         conn.execute("INSERT INTO cart_item (customer_id, product_id, qty) VALUES (?,?,?) ON CONFLICT"
                      "(customer_id, product_id) DO UPDATE SET qty = qty + excluded.qty",
@@ -191,7 +193,7 @@ def _register_cart(app: Flask) -> None:
     @app.get("/checkout/onepage/success/")
     @login_required(login)
     def checkout_success() -> str:
-        o = Q.order(get_db(), int(request.args.get("order_id", "0") or 0))
+        o = Q.order(get_db(), request.args.get("order_id", 0, type=int))
         if o is None or o["customer_id"] != current_user_id():
             abort(404)
         return render_template("shop/success.html", title="Success Page", order=o)

@@ -150,7 +150,7 @@ def _register_wishlist(app: Flask) -> None:
     @login_required(LOGIN)
     def wishlist_add() -> Any:
         conn = get_db()
-        prod = Q.product(conn, int(request.form.get("product", "0") or 0)) or abort(404)
+        prod = Q.product(conn, request.form.get("product", 0, type=int)) or abort(404)
         conn.execute("INSERT OR IGNORE INTO wishlist_item (customer_id, product_id, added_at) VALUES (?,?,?)",
                      (current_user_id(), prod["id"], datetime.now().strftime("%Y-%m-%d %H:%M:%S")))
         conn.commit()
