@@ -1,0 +1,1 @@
+"""The code host site (`gitlab`): a GitLab-like host of projects, issues, merge requests, members and stars."""
