@@ -57,9 +57,10 @@ def test_test_time_scaling_is_one_override(path: Path):
 
 
 def test_preset_env_vars_are_documented():
-    """Each ${VAR} a preset reads (besides the ones the code fills itself) is explained in deploy/README.md."""
+    """Each ${VAR} a cluster preset reads (besides the ones the code fills itself) is explained in
+    deploy/README.md."""
     readme = (ROOT / "deploy" / "README.md").read_text()
     internal = {"RUN_NAME", "WEBAGENT_CACHE"}
-    for path in PRESETS:
+    for path in GPU_PRESETS:
         for var in set(re.findall(r"\$\{([A-Z0-9_]+)\}", path.read_text())) - internal:
             assert var in readme, f"{path.name} reads ${{{var}}}, which deploy/README.md does not mention"
