@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -171,8 +172,13 @@ def cache_dir() -> Path:
 
 
 def expand(s: str) -> str:
+    """Expand ~ and ${VARS}; a variable that is not set is an error naming it (not a silent literal)."""
     os.environ.setdefault("WEBAGENT_CACHE", str(cache_dir()))
-    return os.path.expandvars(os.path.expanduser(s))
+    out = os.path.expandvars(os.path.expanduser(s))
+    missing = re.findall(r"\$\{(\w+)\}", out)
+    if missing:
+        raise ConfigError(f"environment variable {missing[0]} is not set (used in {s!r})")
+    return out
 
 
 class ConfigError(ValueError):

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from common.config import TrainConfig
+from common.config import TrainConfig, expand
 from common.tasks import Task, load_tasks
 from rollout_workers.group import BrowserPool, RolloutWorker
 
@@ -26,12 +26,14 @@ def init_ray(cfg: TrainConfig) -> dict[str, Any]:
 
     if ray.is_initialized():
         return {"address": "existing"}
-    env = {"env_vars": {k: os.environ[k] for k in ("WEBAGENT_CACHE", "VLLM_CPU_KVCACHE_SPACE", "DS_ACCELERATOR",
-                                                   "HF_HUB_OFFLINE", "TOKENIZERS_PARALLELISM")
-                        if k in os.environ}}
     if os.environ.get("RAY_ADDRESS"):
-        ctx = ray.init(address=os.environ["RAY_ADDRESS"], runtime_env=env, log_to_driver=True)
+        # Under `ray job submit` the job's runtime_env already applies to every actor, and Ray refuses to merge
+        # a second runtime_env that sets the same variables, so none is passed here.
+        ctx = ray.init(address=os.environ["RAY_ADDRESS"], log_to_driver=True)
     else:
+        env = {"env_vars": {k: os.environ[k] for k in ("WEBAGENT_CACHE", "VLLM_CPU_KVCACHE_SPACE", "DS_ACCELERATOR",
+                                                       "HF_HUB_OFFLINE", "TOKENIZERS_PARALLELISM")
+                            if k in os.environ}}
         ctx = ray.init(
             num_cpus=max(4, os.cpu_count() or 2),
             resources={cfg.rollout.browser_resource: cfg.rollout.num_browsers},
@@ -67,12 +69,9 @@ class Stack:
                 self.sites = SiteServer(host="127.0.0.1", base_port=env.base_port)
                 self.urls = dict(self.sites.start())
                 self.auth_dir = str(self.sites.auth_dir)
-            else:
-                self.urls = dict(env.urls)
-                self.auth_dir = env.auth_dir
-        else:
-            self.urls = dict(env.urls)
-            self.auth_dir = env.auth_dir
+                return
+        self.urls = {k: expand(v) for k, v in env.urls.items()}
+        self.auth_dir = expand(env.auth_dir)
         if not self.urls:
             raise ValueError("environment.urls is empty: set the site URLs (see deploy/README.md)")
 
@@ -80,7 +79,7 @@ class Stack:
         env = self.cfg.environment
         path = env.train_tasks if split == "train" else env.test_tasks
         if path:
-            tasks = load_tasks(path)
+            tasks = load_tasks(expand(path))
         elif env.kind == "bundled":
             from sites.tasks import load_split
 
