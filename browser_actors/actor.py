@@ -53,6 +53,7 @@ class BrowserActor:
         self._cdp: dict[Any, Any] = {}
         self._blocked: list[tuple[Any, str]] = []  # (page, message) of navigations refused during this step
         self._popups: list[Any] = []
+        self._escaped: set[Any] = set()  # pages a redirect took off the allow-list during this step
         self._crashed: set[Any] = set()
         self._reset_episode_state(None, None, "")
 
@@ -116,6 +117,7 @@ class BrowserActor:
             viewport={"width": 1280, "height": 720})
         ctx.set_default_timeout(self.cfg.settle_timeout_s * 1000)
         ctx.on("page", self._on_page)
+        ctx.on("request", self._on_request)
         await ctx.route(self._allow.block_regex(), self._refuse)
         if self.guard:
             await ctx.route("**/*", self._guard_route)
@@ -146,6 +148,8 @@ class BrowserActor:
                 await asyncio.wait_for(p.goto(u, wait_until="commit"), self.cfg.step_timeout_s)
             except Exception as e:  # noqa: BLE001 - reported in the observation, the episode can still act
                 errors.append(f"could not open {u}: {e}".splitlines()[0])
+        for p in pages:  # the start page is the first history entry: go_back must not reach the blank tab
+            await _forget_history(p)
         self._page = pages[0]
         await self._page.bring_to_front()
         self._popups.clear()
@@ -187,6 +191,15 @@ class BrowserActor:
         page.on("crash", lambda p: self._crashed.add(p))
         self._popups.append(page)
 
+    def _on_request(self, request: Any) -> None:
+        """Routes do not see redirect hops: a redirect off the allow-list is caught here and undone after the step."""
+        if request.redirected_from is None or not request.is_navigation_request():
+            return
+        if why := self._allow.check(request.url):
+            page = _page_of(request)
+            self._escaped.add(page)
+            self._blocked.append((page, f"navigation to {request.url[:200]} (a redirect) blocked: {why}"))
+
     async def _refuse(self, route: Any, request: Any) -> None:
         """Every request outside the allow-list lands here: aborted; a navigation is reported to the agent."""
         if request.is_navigation_request():
@@ -212,6 +225,7 @@ class BrowserActor:
         self._step_idx += 1
         self._blocked.clear()
         self._popups.clear()
+        self._escaped.clear()
         if isinstance(action, dict | str):  # canonical JSON, e.g. from another process
             try:
                 action = R.action_from_json(action)
@@ -243,8 +257,10 @@ class BrowserActor:
             self._page = popup  # a pop-up the page opened becomes the active tab, as in a real browser
             await popup.bring_to_front()
         messages = [m for _, m in self._blocked]
-        if why := self._allow.check(self._page.url):  # a redirect (not seen by routes) or a script left the hosts
-            messages.append(f"navigation to {self._page.url[:200]} blocked: {why}")
+        why = self._allow.check(self._page.url)
+        if why or self._page in self._escaped:  # a redirect (not seen by routes) or a script left the hosts
+            if why:
+                messages.append(f"navigation to {self._page.url[:200]} blocked: {why}")
             await self._page.goto(self._last_good_url, wait_until="commit")
             await settle(self._page, self._trackers.get(self._page), self.cfg.settle_timeout_s)
         if error:
@@ -322,6 +338,15 @@ class BrowserActor:
         if self.output_dir is None or not (self.cfg.screenshots or self.cfg.traces):
             return None
         return self.output_dir / (self._episode_id or "episode")
+
+
+async def _forget_history(page: Any) -> None:
+    try:
+        cdp = await page.context.new_cdp_session(page)
+        await cdp.send("Page.resetNavigationHistory")
+        await cdp.detach()
+    except Exception:  # noqa: BLE001 - only the go_back edge case depends on it
+        pass
 
 
 def _page_of(request: Any) -> Any:

@@ -83,7 +83,10 @@
     const tag = el.tagName;
     if (tag === 'INPUT' || tag === 'TEXTAREA') {
       const ty = (el.type || '').toLowerCase();
-      if (ty === 'checkbox' || ty === 'radio') { if (el.checked) parts.push('checked'); }
+      if (ty === 'checkbox' || ty === 'radio') {
+        if (el.value && el.value !== 'on') parts.push('value="' + esc(cut(el.value, 40)) + '"');
+        if (el.checked) parts.push('checked');
+      }
       else if (ty === 'password') { if (el.value) parts.push('value="' + '*'.repeat(Math.min(el.value.length, 8)) + '"'); }
       else if (tag === 'INPUT' && el.value) parts.push('value="' + esc(cut(el.value, 80)) + '"');
     }

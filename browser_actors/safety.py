@@ -1,6 +1,6 @@
 """Navigation confinement and the high-impact-action guard.
 
-`AllowList` holds the `host:port` pairs an episode may reach (the task's sites plus its start URL). It yields
+`AllowList` holds the origins (`scheme://host:port`) an episode may reach (the task's sites plus its start URL). It yields
  - `check(url)` for the browser-initiated navigations (`goto`) and for after-the-fact checks (redirects, which
    Playwright routes do not intercept), and
  - `block_regex()`: one regular expression matching every URL that is NOT allowed, handed to `context.route` so that
@@ -19,52 +19,51 @@ _INTERNAL = ("about:blank", "chrome-error://chromewebdata/")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
-def _netloc_forms(url: str) -> set[str]:
-    """`host:port` plus, for a default port, the bare host (Chromium drops ':80' from http URLs)."""
+def _origin_forms(url: str) -> set[str]:
+    """`scheme://host:port` plus, for a default port, `scheme://host` (Chromium drops ':80' from http URLs)."""
     parts = urlsplit(url if "://" in url else f"http://{url}")
     host = (parts.hostname or "").lower()
-    if not host:
+    if not host or parts.scheme not in _DEFAULT_PORTS:
         return set()
-    scheme = parts.scheme or "http"
-    port = parts.port or _DEFAULT_PORTS.get(scheme)
-    forms = {f"{host}:{port}"}
-    if port == _DEFAULT_PORTS.get(scheme):
-        forms.add(host)
     if ":" in host:  # IPv6 literal: URLs carry it in brackets
-        forms = {f.replace(host, f"[{host}]", 1) for f in forms}
+        host = f"[{host}]"
+    port = parts.port or _DEFAULT_PORTS[parts.scheme]
+    forms = {f"{parts.scheme}://{host}:{port}"}
+    if port == _DEFAULT_PORTS[parts.scheme]:
+        forms.add(f"{parts.scheme}://{host}")
     return forms
 
 
 class AllowList:
-    """The hosts (`host:port`) one episode may navigate to or load anything from."""
+    """The origins (`scheme://host:port`) one episode may navigate to or load anything from."""
 
     def __init__(self, urls: list[str]):
-        self.netlocs: set[str] = set()
+        self.origins: set[str] = set()
         for u in urls:
             if u:
-                self.netlocs |= _netloc_forms(u)
+                self.origins |= _origin_forms(u)
 
     def check(self, url: str) -> str | None:
         """None when `url` may be loaded; otherwise the reason it may not."""
         if url in _INTERNAL or url.startswith("chrome-error://"):
             return None
         parts = urlsplit(url)
-        if parts.scheme not in ("http", "https"):
+        if parts.scheme not in _DEFAULT_PORTS:
             return f"the '{parts.scheme or '?'}:' scheme is not allowed"
         if parts.username or parts.password:
             return "URLs with credentials are not allowed"
-        netloc = (parts.netloc or "").lower()
-        if netloc not in self.netlocs:
-            allowed = ", ".join(sorted(self.netlocs)) or "none"
-            return f"host '{netloc}' is not in the allow-list ({allowed})"
+        origin = f"{parts.scheme}://{(parts.netloc or '').lower()}"
+        if origin not in self.origins:
+            allowed = ", ".join(sorted(self.origins)) or "none"
+            return f"'{origin}' is not in the allow-list ({allowed})"
         return None
 
     def block_regex(self) -> re.Pattern[str]:
-        """Matches every URL outside the allow-list (http(s) on an allowed host:port is the only way out)."""
-        if not self.netlocs:
+        """Matches every URL outside the allow-list (an allowed origin followed by a path is the only way out)."""
+        if not self.origins:
             return re.compile(r"^")
-        hosts = "|".join(re.escape(n) for n in sorted(self.netlocs))
-        return re.compile(rf"^(?!https?://(?:{hosts})(?:[/?#]|$))")
+        origins = "|".join(re.escape(o) for o in sorted(self.origins))
+        return re.compile(rf"^(?!(?:{origins})(?:[/?#]|$))")
 
 
 def resolve_url(url: str, base: str) -> str:
