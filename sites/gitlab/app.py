@@ -24,7 +24,7 @@ TEMPLATES = Path(__file__).with_name("templates")
 PROJECT_SQL = ("SELECT p.*, n.path AS ns, n.name AS ns_name, n.kind AS ns_kind, n.path || '/' || p.path AS full_path, "
                "(SELECT count(*) FROM stars s WHERE s.project_id = p.id) AS star_count FROM projects p "
                "JOIN namespaces n ON n.id = p.namespace_id")
-EXPLORE_SORTS = {"latest_activity_desc": "p.last_activity_at DESC", "stars_desc": "star_count DESC, p.id",
+EXPLORE_SORTS = {"latest_activity_desc": "p.last_activity_at DESC", "stars_desc": "star_count DESC, full_path",
                  "name_asc": "p.name COLLATE NOCASE", "name_desc": "p.name COLLATE NOCASE DESC",
                  "created_desc": "p.created_at DESC", "created_asc": "p.created_at ASC"}
 
