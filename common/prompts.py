@@ -105,10 +105,24 @@ class PromptBuilder:
         self.obs_max_tokens = obs_max_tokens
         self.template_kwargs = dict(template_kwargs or {})
         self._system = system_prompt(grammar, thinking)
+        self._init_args = (
+            tokenizer,
+            grammar,
+            thinking,
+            compression,
+            obs_max_tokens,
+            cache_size,
+            template_kwargs,
+        )
         self._special_ids = frozenset(getattr(tokenizer, "all_special_ids", []))
-        specials = sorted({str(t) for t in getattr(tokenizer, "all_special_tokens", []) if str(t)}, key=len)[
-            ::-1
-        ]
+        added = getattr(
+            tokenizer, "added_tokens_decoder", {}
+        ).values()  # <|eot_id|>, <file_sep>, reserved ones
+        specials = {str(t) for t in getattr(tokenizer, "all_special_tokens", [])}
+        specials |= {t.content for t in added if getattr(t, "special", False)}
+        specials = sorted(
+            (t for t in specials if t), key=len, reverse=True
+        )  # longest first in the alternation
         self._special_re = re.compile("|".join(map(re.escape, specials))) if specials else None
         nonce = secrets.token_hex(8)  # sentinels no page or model text will contain
         self._mark = f"\u27e6{nonce}:{{}}\u27e7"
@@ -118,6 +132,10 @@ class PromptBuilder:
         self._system_role = self._accepts_system_role()
         self._system_ids = self.encode(self._system)
         self._split_system = self._system_role and self._system_split_is_exact()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled (e.g. by Ray) as its constructor arguments; caches are rebuilt on the other side."""
+        return (PromptBuilder, self._init_args)
 
     @classmethod
     def from_config(cls, tokenizer: Any, rollout: Any) -> PromptBuilder:
