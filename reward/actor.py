@@ -1,0 +1,229 @@
+"""RewardActor: scores finished episodes with WebArena-Lite's checks; Ray wraps it where it is launched.
+
+    actor = RewardActor(cfg.reward, env_urls=srv.urls, helpers="bundled")
+    reward = actor.score(task, final_state)                 # sync
+    rewards = actor.score_many([(task, final), ...])        # concurrently, results in order
+    reward = await actor.ascore(task, final)                # from any event loop
+    ray.remote(RewardActor).options(name="reward-0").remote(cfg.reward, env_urls=...)   # on a cluster
+
+Checks that visit pages run in the actor's own Chromium (one browser per actor, launched on first need), in a
+fresh context per episode carrying the episode's storage state (login) and `wa_sandbox` cookie, so it sees exactly
+the data the episode wrote. Contexts are cheap, so many episodes are scored at once (bounded by `max_concurrency`).
+The browser lives on the actor's private event-loop thread; `ascore` forwards to it from whatever loop calls it.
+When the caller still holds the episode's live page (same process, same loop), `ascore(..., page=page)` checks
+that page itself -- needed when a check reads unsaved form input -- and nothing is re-opened.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+from common.config import RewardConfig
+from common.records import FinalState, Reward
+from common.tasks import Task
+from reward.evaluate import NavigationError, run_plan
+from reward.funcs import make_helpers
+from reward.judge import Judge, make_judge
+from reward.plan import PlanError, build_plan
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+SANDBOX_COOKIE = "wa_sandbox"
+
+
+class _Session:
+    """One episode's page and cookies; navigation waits for the load state (and network idle when asked)."""
+
+    def __init__(self, actor: RewardActor, final: FinalState, storage_state: Any, page: Any = None) -> None:
+        self.actor, self.final, self.storage_state = actor, final, storage_state
+        self.current_url = final.url
+        self._page, self._context, self._own = page, None, page is None
+        if page is not None:
+            self._context = page.context
+
+    async def _ensure_context(self) -> Any:
+        if self._context is None:
+            browser = await self.actor._browser()
+            self._context = await browser.new_context(storage_state=self.storage_state or None)
+            if self.final.sandbox:
+                origins = {_origin(u) for u in self.final.env_urls.values() or self.actor.env_urls.values()}
+                await self._context.add_cookies([{"name": SANDBOX_COOKIE, "value": self.final.sandbox, "url": o}
+                                                 for o in sorted(origins) if o])
+        return self._context
+
+    async def page(self) -> Any:
+        if self._page is None:
+            self._page = await (await self._ensure_context()).new_page()
+            if self.current_url and self.current_url != "about:blank":
+                await self.goto(self.current_url)
+        return self._page
+
+    async def goto(self, url: str) -> None:
+        from playwright.async_api import Error as PwError
+        from playwright.async_api import TimeoutError as PwTimeout
+
+        page = self._page or await self.page()
+        try:
+            await page.goto(url, wait_until="load", timeout=self.actor.nav_timeout_s * 1000)
+        except PwError as e:
+            raise NavigationError(f"could not load {url}: {str(e).splitlines()[0][:120]}") from e
+        if self.actor.settle == "networkidle":
+            try:  # some real sites never go quiet; past the cap we check what is there, as browsergym does
+                await page.wait_for_load_state("networkidle", timeout=self.actor.idle_cap_s * 1000)
+            except PwTimeout:
+                pass
+        self.current_url = page.url
+
+    async def http_get(self, url: str) -> tuple[int, Any]:
+        from playwright.async_api import Error as PwError
+
+        context = await self._ensure_context()
+        try:
+            resp = await context.request.get(url, fail_on_status_code=False, timeout=self.actor.nav_timeout_s * 1000)
+            body = await resp.text()
+        except PwError as e:
+            raise NavigationError(f"could not fetch {url}: {str(e).splitlines()[0][:120]}") from e
+        try:
+            return resp.status, json.loads(body)
+        except ValueError:
+            return resp.status, None
+
+    async def close(self) -> None:
+        if self._own and self._context is not None:
+            await self._context.close()
+
+
+def _origin(url: str) -> str:
+    p = urllib.parse.urlparse(url)
+    return f"{p.scheme}://{p.netloc}" if p.scheme and p.netloc else ""
+
+
+class RewardActor:
+    """Scores `(Task, FinalState)` pairs; see the module docstring."""
+
+    def __init__(self, cfg: RewardConfig | None = None, *, env_urls: dict[str, str] | None = None,
+                 helpers: str = "bundled", judge: Judge | None = None, auth_dir: str | Path | None = None,
+                 settle: str | None = None, nav_timeout_s: float = 30.0, idle_cap_s: float = 5.0,
+                 max_concurrency: int = 8, html_unescape: bool = True, judge_cache: str | None = None,
+                 live: bool = True, **helper_kwargs: Any) -> None:
+        self.cfg = cfg or RewardConfig()
+        self.env_urls = dict(env_urls or {})
+        self.helpers = make_helpers(helpers, **helper_kwargs)
+        self.judge = judge if judge is not None else make_judge(self.cfg.judge, self.cfg.judge_url,
+                                                                self.cfg.judge_model, judge_cache)
+        self.auth_dir = Path(auth_dir) if auth_dir else None
+        # Bundled pages are server-rendered: "load" is enough. Real GitLab/Magento render with XHR: wait for quiet.
+        self.settle = settle or ("load" if helpers == "bundled" else "networkidle")
+        self.nav_timeout_s, self.idle_cap_s = nav_timeout_s, idle_cap_s
+        self.max_concurrency, self.html_unescape = max_concurrency, html_unescape
+        self.live = live  # False: no browser; program checks are reported as needing a live page
+        self.stats = {"scored": 0, "unscorable": 0, "errors": 0}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._pw: Any = None
+        self._browser_obj: Any = None
+        self._browser_lock: asyncio.Lock | None = None
+        self._sem: asyncio.Semaphore | None = None
+
+    # -- the actor's loop and browser ---------------------------------------------------------------------------
+    def _ensure_loop(self) -> asyncio.AbstractEventLoop:
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+            self._thread = threading.Thread(target=self._loop.run_forever, name="reward-loop", daemon=True)
+            self._thread.start()
+        return self._loop
+
+    async def _browser(self) -> Any:
+        if self._browser_lock is None:
+            self._browser_lock = asyncio.Lock()
+        async with self._browser_lock:
+            if self._browser_obj is None:
+                from playwright.async_api import async_playwright
+
+                self._pw = await async_playwright().start()
+                self._browser_obj = await self._pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS,
+                                                                   headless=True)
+        return self._browser_obj
+
+    # -- scoring ------------------------------------------------------------------------------------------------
+    def _storage_state(self, task: Task, final: FinalState) -> Any:
+        if final.storage_state:
+            return final.storage_state
+        if self.auth_dir is not None and task.storage_state:
+            path = self.auth_dir / Path(task.storage_state).name
+            if path.exists():
+                return str(path)
+        return None
+
+    async def _score(self, task: Task, final: FinalState, page: Any = None) -> Reward:
+        urls = {**self.env_urls, **final.env_urls}
+        try:
+            plan = build_plan(task.with_urls(urls))
+        except PlanError as e:
+            self.stats["errors"] += 1
+            return Reward(score=None, error=str(e))
+        session = None
+        if plan.needs_page and (self.live or page is not None):
+            session = _Session(self, final, self._storage_state(task, final), page)
+        try:
+            if page is not None:  # the caller's loop: the actor's semaphore belongs to the actor's loop
+                reward = await self._run(plan, final, session, urls)
+            else:
+                if self._sem is None:
+                    self._sem = asyncio.Semaphore(self.max_concurrency)
+                async with self._sem:
+                    reward = await self._run(plan, final, session, urls)
+        finally:
+            if session is not None:
+                await session.close()
+        self.stats["scored"] += 1
+        self.stats["unscorable"] += reward.score is None
+        return reward
+
+    async def _run(self, plan: Any, final: FinalState, session: Any, urls: dict[str, str]) -> Reward:
+        return await run_plan(plan, final.answer, final.url, session, self.helpers, self.judge, urls,
+                              self.cfg.url_match, self.html_unescape)
+
+    async def ascore(self, task: Task, final: FinalState, page: Any = None) -> Reward:
+        if page is not None:  # the caller's live page belongs to the caller's loop: check it there
+            return await self._score(task, final, page)
+        future = asyncio.run_coroutine_threadsafe(self._score(task, final), self._ensure_loop())
+        return await asyncio.wrap_future(future)
+
+    def score(self, task: Task, final: FinalState) -> Reward:
+        return asyncio.run_coroutine_threadsafe(self._score(task, final), self._ensure_loop()).result()
+
+    async def _score_many(self, items: list[tuple[Task, FinalState]]) -> list[Reward]:
+        return list(await asyncio.gather(*(self._score(t, f) for t, f in items)))
+
+    def score_many(self, items: list[tuple[Task, FinalState]]) -> list[Reward]:
+        """Score many episodes concurrently; results in input order."""
+        return asyncio.run_coroutine_threadsafe(self._score_many(items), self._ensure_loop()).result()
+
+    async def _shutdown(self) -> None:
+        if self._browser_obj is not None:
+            await self._browser_obj.close()
+        if self._pw is not None:
+            await self._pw.stop()
+        self._browser_obj = self._pw = None
+
+    def close(self) -> None:
+        if self._loop is not None:
+            asyncio.run_coroutine_threadsafe(self._shutdown(), self._loop).result()
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            if self._thread is not None:
+                self._thread.join(timeout=10)
+            self._loop.close()
+            self._loop = None
+
+    def __enter__(self) -> RewardActor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
