@@ -187,6 +187,16 @@ class PromptBuilder:
     def encode(self, text: str) -> list[int]:
         return self.tokenizer.encode(text, add_special_tokens=False) if text else []
 
+    def encode_completion(self, text: str) -> list[int]:
+        """Ids of a written (not sampled) completion, e.g. a demonstration: the text, then end-of-turn, so that
+        behaviour cloning also teaches the model to stop."""
+        eos = self.tokenizer.eos_token_id
+        return self.encode(text) + ([eos] if eos is not None else [])
+
+    def decode(self, ids: Sequence[int]) -> str:
+        """The text of sampled completion ids, special tokens dropped (for parsing and display only)."""
+        return self.tokenizer.decode(list(ids), skip_special_tokens=True)
+
     # ------------------------------------------------------------ messages and rendering
 
     def _user_text(

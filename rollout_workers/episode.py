@@ -99,8 +99,9 @@ async def _turn(traj, index, task, obs, browser, router, builder, sampling, gram
                 timings={"prompt": t_prompt, "generate": res.seconds})
     traj.turns.append(turn)
     if action is None:
-        # A bad action is data: the model sees why in its next observation (STYLE 8).
-        return obs.model_copy(update={"last_action_error": f"invalid action: {parse_error}"}), False
+        # A bad action is data: the page is unchanged and the prompt builder shows the parse error in the next
+        # turn's feedback (STYLE 8).
+        return obs.model_copy(update={"last_action_error": None}), False
     if isinstance(action, Stop):
         traj.answer = action.answer
         traj.termination = "stop"
