@@ -51,7 +51,14 @@ def _add_serve(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_serve)
 
 
-_COMMANDS = [_add_serve]
+def _add_task_commands(sub: argparse._SubParsersAction) -> None:
+    from sites.tasks.cli import add_demos, add_tasks
+
+    add_tasks(sub)
+    add_demos(sub)
+
+
+_COMMANDS = [_add_serve, _add_task_commands]
 
 
 def main(argv: list[str] | None = None) -> int:

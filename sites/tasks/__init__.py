@@ -1,0 +1,119 @@
+"""Task suites for the bundled sites in WebArena's JSON format, generated from templates over the seeded data.
+
+    from sites.tasks import load_split
+    tasks = load_split("train")        # list[common.tasks.Task], placeholders (__SHOPPING__ ...) unfilled
+    python -m sites tasks --split test --out test.json      # the same, as a WebArena config list
+
+How a site adds its templates (plug-in style; shop and shop admin are the worked examples):
+1. Write `sites/tasks/<module>.py` with `TEMPLATES: list[Template]` and list the module in `TASK_MODULES` below
+   (already there: shop, shop_admin, reddit, gitlab). A module that does not exist yet is skipped.
+2. A `Template(id, site, intent_template, kind, eval_types, instances, evaluate, solve, start_path, held_out)`:
+   - `id`: the `intent_template_id`, unique over all sites; ranges: shopping 100-199, shopping_admin 200-299,
+     reddit 300-399, gitlab 400-499. Task ids are `id * 1000 + instance index`, stable whatever the split.
+   - `kind`: "info" (answer with `stop [answer]`, string_match), "state" (changes data, program_html) or "nav"
+     (ends on a page, url_match). Aim for about half info, like WebArena.
+   - `instances(db: SeedData) -> list[Instance]`: read the seeded database read-only (`db.conn("forum")`, the
+     DbGroup name of your site) and return `Instance(id, index, values, data)`: `values` is the
+     `instantiation_dict`, `data` the reference data computed from the same rows the pages show. Deterministic:
+     sample with `pick(rows, n, seed)`, never with unseeded randomness. Choose instances whose do-nothing episode
+     fails the checks (state tasks), so the checks are not vacuous.
+   - `evaluate(inst) -> dict`: the config's `eval`, built with `string_eval`, `url_eval`, `html_eval` + `target`
+     (sites.tasks.base); URLs use the placeholders.
+   - `solve(inst) -> list[Step]`: the expert's script (sites.tasks.steps: Go, Click, Fill, Choose, Until,
+     AllPages, Answer); steps read element ids from the observation text, so demonstrations contain exactly
+     what a model sees. End with `Answer(text)` (info) or `Answer()`.
+   - `start_path`: a path on the site (default "/") or a function of the instance; `held_out=True` puts every
+     instance in the test split.
+3. Check with `python -m sites tasks --split train --out /tmp/t.json && python -m common.tasks validate /tmp/t.json`
+   and the expert: `python -m sites demos --split train --sites <site> --limit 20 --out /tmp/d.jsonl`.
+
+Split: held-out templates go wholly to test; of every other template, `TEST_FRACTION` of its instances (at least
+one) go to test, chosen by a hash of (template id, instance index), so the split is deterministic and disjoint.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+from functools import lru_cache
+from typing import Any
+
+from sites.tasks.base import Instance, SeedData, Template
+
+TASK_MODULES = ["sites.tasks.shop", "sites.tasks.shop_admin", "sites.tasks.reddit", "sites.tasks.gitlab"]
+TEST_FRACTION = 0.2
+SPLITS = ("train", "test")
+
+__all__ = ["Template", "Instance", "SeedData", "templates", "suite", "load_split", "split_configs", "TASK_MODULES"]
+
+
+def templates(sites: list[str] | None = None) -> list[Template]:
+    """All registered templates (of the given site keys), sorted by id; duplicate ids are an error."""
+    out: dict[int, Template] = {}
+    for name in TASK_MODULES:
+        try:
+            mod = importlib.import_module(name)
+        except ModuleNotFoundError as e:
+            if e.name == name:  # the module itself is missing (a site not written yet), not one of its imports
+                continue
+            raise
+        for t in getattr(mod, "TEMPLATES", []):
+            if t.id in out:
+                raise ValueError(f"template id {t.id} is defined twice ({name})")
+            out[t.id] = t
+    return [out[k] for k in sorted(out) if sites is None or out[k].site in sites]
+
+
+def _rank(template_id: int, index: int) -> str:
+    return hashlib.sha256(f"wa-split:{template_id}:{index}".encode()).hexdigest()
+
+
+def _test_indices(t: Template, insts: list[Instance]) -> set[int]:
+    if t.held_out:
+        return {i.index for i in insts}
+    n = max(1, round(len(insts) * TEST_FRACTION)) if len(insts) >= 3 else 0
+    return {i.index for i in sorted(insts, key=lambda i: _rank(t.id, i.index))[:n]}
+
+
+@lru_cache(maxsize=4)
+def _suite_cached(data_dir: str | None, sites: tuple[str, ...] | None) -> tuple[tuple[Any, ...], ...]:
+    db = SeedData(data_dir)
+    rows = []
+    try:
+        for t in templates(list(sites) if sites else None):
+            insts = t.instances(db)
+            if len({i.index for i in insts}) != len(insts):
+                raise ValueError(f"template {t.id}: duplicate instance indices")
+            test = _test_indices(t, insts)
+            rows += [(t, i, "test" if i.index in test else "train") for i in insts]
+    finally:
+        db.close()
+    return tuple(rows)
+
+
+def suite(data_dir: str | None = None, sites: list[str] | None = None) -> list[tuple[Template, Instance, str]]:
+    """(template, instance, split) for every task, in template then instance order."""
+    return list(_suite_cached(data_dir, tuple(sites) if sites else None))
+
+
+def split_configs(split: str, data_dir: str | None = None, sites: list[str] | None = None) -> list[dict[str, Any]]:
+    """WebArena config dicts of one split."""
+    if split not in SPLITS:
+        raise ValueError(f"unknown split {split!r}; expected one of {', '.join(SPLITS)}")
+    return [t.build(i) for t, i, s in suite(data_dir, sites) if s == split]
+
+
+def load_split(split: str, data_dir: str | None = None, sites: list[str] | None = None) -> list[Any]:
+    """The tasks of a split as `common.tasks.Task` objects (placeholders unfilled). Called by the training driver."""
+    from common.tasks import Task
+
+    return [Task.model_validate(c) for c in split_configs(split, data_dir, sites)]
+
+
+def find_instance(task_id: int | str) -> tuple[Template, Instance]:
+    """The template and instance behind a task id (for the expert)."""
+    tid = int(task_id)
+    for t, i, _ in suite():
+        if i.task_id == tid:
+            return t, i
+    raise KeyError(f"no bundled-site task with id {task_id}")
