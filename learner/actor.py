@@ -51,7 +51,9 @@ class LearnerActor:
         pad = self.tokenizer.pad_token_id
         self.pad_id = int(pad if pad is not None else (self.tokenizer.eos_token_id or 0))
         self.state: dict[str, Any] = {"iteration": 0, "bc_steps": 0, "rl_steps": 0, "optimizer_steps": 0,
-                                      "extra": {}}
+                                      "weight_version": 0, "extra": {}}
+        self._pushers: dict[str, Any] = {}
+        self.last_checkpoint: str | None = None
         self.resumed_from = self.maybe_resume()
 
     # ---- forward helpers -------------------------------------------------------------------------------------
@@ -100,10 +102,12 @@ class LearnerActor:
         return metrics
 
     # ---- training ----------------------------------------------------------------------------------------------
-    def bc_step(self, trajectories: Sequence[Trajectory]) -> dict[str, Any]:
-        """One optimizer step of behaviour cloning: mean NLL over all action tokens of the batch."""
+    def bc_step(self, demos: Sequence[Trajectory | Turn]) -> dict[str, Any]:
+        """One optimizer step of behaviour cloning: mean NLL over all action tokens of the batch.
+        `demos` are trajectories, or turns that already carry their prompt / completion ids."""
         t0 = time.perf_counter()
-        samples, skipped = demo_samples(trajectories, self.cfg.model.max_context)
+        trajs = [d if isinstance(d, Trajectory) else Trajectory(task_id="bc", turns=[d]) for d in demos]
+        samples, skipped = demo_samples(trajs, self.cfg.model.max_context)
         metrics: dict[str, Any] = {"samples": len(samples), **{f"skipped_{k}": v for k, v in skipped.items()}}
         if not samples:
             return self._finish("bc", {**metrics, "skipped": True, "loss": float("nan"), "grad_norm": 0.0}, t0, 0)
@@ -121,13 +125,24 @@ class LearnerActor:
                        micro_batches=len(batches))
         return self._finish("bc", metrics, t0, sum(len(s.input_ids) for s in samples))
 
-    def train_bc(self, trajectories: Sequence[Trajectory], epochs: int = 1, batch_size: int = 8) -> list[dict]:
-        """Several BC steps: `epochs` passes over the demonstrations, `batch_size` trajectories per step."""
-        out = []
-        for _ in range(epochs):
-            for i in range(0, len(trajectories), batch_size):
-                out.append(self.bc_step(trajectories[i:i + batch_size]))
-        return out
+    def train_bc(self, demos: Sequence[Trajectory | Turn], epochs: int = 1, batch_size: int = 16) -> dict[str, Any]:
+        """`epochs` shuffled passes (seeded) over the demonstrations, `batch_size` items per optimizer step.
+        Returns a summary; `history` holds each step's metrics."""
+        import random
+
+        history = []
+        for epoch in range(epochs):
+            order = list(range(len(demos)))
+            random.Random(self.cfg.seed + epoch).shuffle(order)
+            for i in range(0, len(order), batch_size):
+                history.append(self.bc_step([demos[j] for j in order[i:i + batch_size]]))
+        done = [h for h in history if not h.get("skipped")]
+        seconds = sum(h["seconds"] for h in history)
+        tokens = sum(h["tokens"] for h in history)
+        return {"steps": len(done), "loss_first": done[0]["loss"] if done else float("nan"),
+                "loss_last": done[-1]["loss"] if done else float("nan"), "tokens": tokens, "seconds": seconds,
+                "tokens_per_s": tokens / seconds if seconds else 0.0, "iteration": self.iteration,
+                "history": history}
 
     def rl_step(self, groups: Sequence[TrajectoryGroup]) -> dict[str, Any]:
         """M-GRPO on finished groups: `rl.updates_per_batch` optimizer steps over the batch.
@@ -204,13 +219,44 @@ class LearnerActor:
             else:
                 yield name, p.data.detach().to(device or p.device, copy=True)
 
-    def save_checkpoint(self, root: str | None = None, extra: dict[str, Any] | None = None) -> str:
-        """Write `<root>/ckpt-<iteration>` crash-safely (see learner/checkpoint.py); returns its path."""
+    def push_weights(self, engines: Sequence[Any], method: str | None = None) -> dict[str, Any]:
+        """Send the current weights to every inference engine (learner/weight_sync.py); the weight version is kept
+        in the learner's state, so it survives a resume. Every rank must call it (ZeRO-3 gathers)."""
+        from dataclasses import asdict
+
+        from learner.weight_sync import WeightPusher
+
+        method = method or self.cfg.learner.weight_sync
+        if self.rank != 0:
+            for _ in self.named_full_parameters():
+                pass
+            return {}
+        pusher = self._pushers.setdefault(method, WeightPusher(method))  # type: ignore[arg-type]
+        pusher.version = int(self.state["weight_version"])
+        stats = pusher.push(self.named_full_parameters(), engines)
+        self.state["weight_version"] = stats.version
+        return asdict(stats)
+
+    def resume(self) -> int:
+        """The RL steps already done (0 on a fresh start). Resuming itself happens at construction, following
+        `learner.resume` (auto | never | a folder)."""
+        return int(self.state["rl_steps"])
+
+    def current_model_path(self) -> str:
+        """The folder an inference engine should start from: the newest checkpoint written or resumed, else the
+        initial model."""
+        return self.last_checkpoint or self.resumed_from or self.model_path
+
+    def save_checkpoint(self, root: str | None = None, extra: dict[str, Any] | None = None, *,
+                        tag: str | None = None, iteration: int | None = None) -> str:
+        """Write `<root>/ckpt-<learner iteration>` crash-safely (see learner/checkpoint.py); returns its path.
+        `extra` (the driver's own state), `tag` and the driver's `iteration` are kept in trainer_state.json."""
         import torch.distributed as dist
 
         root_path = Path(root) if root else self.checkpoint_root
         if extra is not None:
             self.state["extra"] = extra
+        self.state["tag"], self.state["driver_iteration"] = tag, iteration
         if self.rank == 0:
             ckpt.begin(root_path, self.iteration)
         dist.barrier()
@@ -231,7 +277,8 @@ class LearnerActor:
             final = str(ckpt.commit(tmp, {**self.state, "model_source": self.model_path}))
             ckpt.prune(root_path, self.cfg.learner.keep_checkpoints)
         dist.barrier()
-        return final or str(root_path / ckpt.checkpoint_name(self.iteration))
+        self.last_checkpoint = final or str(root_path / ckpt.checkpoint_name(self.iteration))
+        return self.last_checkpoint
 
     def load_checkpoint(self, path: str | Path) -> dict[str, Any]:
         """Restore weights, optimizer, scheduler, RNG and counters from a checkpoint folder, or from the newest
@@ -250,7 +297,7 @@ class LearnerActor:
         if rng.exists():
             ckpt.load_rng(rng)
         state = ckpt.read_state(path)
-        self.state = {k: state[k] for k in ("iteration", "bc_steps", "rl_steps", "optimizer_steps", "extra")}
+        self.state = {**self.state, **{k: v for k, v in state.items() if k != "model_source"}}
         return self.state
 
     def maybe_resume(self) -> str | None:

@@ -112,3 +112,12 @@ def test_a_failed_group_is_refused(learner):
     group = TrajectoryGroup(task_id=1, trajectories=[Trajectory(task_id=1, failure="page crashed")])
     with pytest.raises(ValueError, match="infrastructure failure"):
         learner.rl_step([group])
+
+
+def test_train_bc_takes_tokenized_turns_and_counts_steps(learner):
+    turns = [_turn(0, list(range(10, 30)), [40, 41]), _turn(0, list(range(10, 25)), [42])]
+    it, bc, rl = learner.iteration, learner.state["bc_steps"], learner.state["rl_steps"]
+    out = learner.train_bc(turns, epochs=2, batch_size=1)
+    assert out["steps"] == 4 and len(out["history"]) == 4 and out["tokens_per_s"] > 0
+    assert learner.iteration == it + 4 and learner.state["bc_steps"] == bc + 4
+    assert learner.resume() == rl  # the driver resumes RL from the RL steps done
