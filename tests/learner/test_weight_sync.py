@@ -1,0 +1,164 @@
+"""Weight push: after a push the engine's greedy output equals a Hugging Face forward of the pushed weights.
+
+The engine runs as it does in training: `ray.remote(InferenceActor)` on a real local Ray (`ray.init(num_cpus=2)`),
+one engine for the module. The "learner" is a transformers model whose weights each test perturbs; its
+`state_dict()` (HF names, tied embedding / lm_head sharing storage) is what gets pushed.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import torch
+
+from learner.weight_sync import (
+    PushStats,
+    WeightPusher,
+    iter_cpu_tensors,
+    pack_for_object_store,
+    unpack_payload,
+    write_folder,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+PROMPTS = [[1, 1540, 22, 9000, 17, 4], [1, 300, 301, 302], [7] + list(range(2000, 2150))]  # last: > 1 KV block
+
+
+# ---- fast checks, no engine ----------------------------------------------------------------------------------
+def test_object_store_payload_round_trips_every_dtype():
+    named = {"a": torch.randn(3, 4), "b": torch.randn(5).to(torch.bfloat16), "c": torch.arange(6).reshape(2, 3)}
+    back = dict(unpack_payload(pack_for_object_store(named)))
+    assert list(back) == ["a", "b", "c"]
+    for k, t in named.items():
+        assert back[k].dtype == t.dtype and back[k].shape == t.shape and torch.equal(back[k], t)
+    with pytest.raises(ValueError, match="format"):
+        list(unpack_payload({"tensors": []}))
+
+
+def test_folder_shards_and_tied_weights(tmp_path):
+    from safetensors.torch import load_file
+
+    emb = torch.randn(10, 8)
+    named = [("model.embed_tokens.weight", emb), ("lm_head.weight", emb), ("x", torch.randn(100))]
+    total = write_folder(iter_cpu_tensors(named), tmp_path, shard_bytes=400)
+    files = sorted(tmp_path.glob("*.safetensors"))
+    assert len(files) == 3 and total == (80 + 80 + 100) * 4
+    loaded = {k: v for f in files for k, v in load_file(str(f)).items()}
+    assert torch.equal(loaded["lm_head.weight"], emb) and torch.equal(loaded["x"], named[2][1])
+
+
+def test_bad_input_is_a_clear_error(tmp_path):
+    with pytest.raises(ValueError, match="twice"):
+        list(iter_cpu_tensors([("a", torch.zeros(1)), ("a", torch.zeros(1))]))
+    with pytest.raises(TypeError, match="pairs"):
+        list(iter_cpu_tensors([("a", [1.0])]))
+    with pytest.raises(ValueError, match="no tensors"):
+        write_folder(iter([]), tmp_path / "empty")
+    with pytest.raises(ValueError, match="unknown weight push method"):
+        WeightPusher("smoke-signals")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="no engines"):
+        WeightPusher("file").push({"a": torch.zeros(1)}, [])
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the CPU refusal only")
+def test_nccl_refuses_on_cpu_before_touching_engines():
+    class Untouchable:
+        def __getattr__(self, name):
+            raise AssertionError("an engine was contacted")
+
+    with pytest.raises(RuntimeError, match="needs CUDA"):
+        WeightPusher("nccl").push({"a": torch.zeros(1)}, [Untouchable()])
+
+
+# ---- a real engine under Ray ---------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def rig(tmp_path_factory):
+    import ray
+    from transformers import AutoModelForCausalLM
+
+    from common.config import InferenceConfig
+    from common.models import build_tiny_model
+    from rollout_workers.inference import InferenceActor
+
+    path = build_tiny_model(tmp_path_factory.mktemp("tiny") / "model")
+    started = not ray.is_initialized()
+    if started:
+        pythonpath = os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])
+        ray.init(num_cpus=2, include_dashboard=False, runtime_env={"env_vars": {"PYTHONPATH": pythonpath}})
+    engine = ray.remote(num_cpus=1)(InferenceActor).remote(
+        path, InferenceConfig(cpu_kvcache_gb=1), max_model_len=512, name="engine-ws")
+    ray.get(engine.start.remote(), timeout=900)
+    learner = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).eval()
+    yield engine, learner
+    ray.get(engine.shutdown.remote())
+    ray.kill(engine)
+    if started:
+        ray.shutdown()
+
+
+def perturb(model: torch.nn.Module, seed: int) -> None:
+    """New learner weights: noise on every parameter, and a sharper final norm so that greedy ids have clear
+    margins (no near-ties for float rounding to flip)."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            p.add_(0.02 * torch.randn(p.shape, generator=g))
+            if name == "model.norm.weight":
+                p.mul_(4.0)
+
+
+@torch.no_grad()
+def hf_greedy(model: torch.nn.Module, prompt: list[int], n: int) -> tuple[list[int], list[float]]:
+    ids = torch.tensor([prompt])
+    out, lps = [], []
+    for _ in range(n):
+        logp = torch.log_softmax(model(ids).logits[0, -1].float(), dim=-1)
+        tok = int(logp.argmax())
+        out.append(tok)
+        lps.append(float(logp[tok]))
+        ids = torch.cat([ids, torch.tensor([[tok]])], dim=1)
+    return out, lps
+
+
+def engine_greedy(engine, n: int = 12):
+    import ray
+
+    return ray.get([engine.generate.remote(p, max_tokens=n, temperature=0.0) for p in PROMPTS])
+
+
+def check_push(method: str, seed: int, rig) -> PushStats:
+    import ray
+
+    engine, learner = rig
+    before = engine_greedy(engine)  # also puts the long prompt in the prefix cache
+    v0 = ray.get(engine.stats.remote())["weight_version"]
+    perturb(learner, seed)
+    sent = learner.state_dict()
+    stats = WeightPusher(method, version=v0).push(sent, [engine])
+
+    assert stats.method == method and stats.version == v0 + 1 and stats.engines == 1
+    assert stats.bytes == sum(t.numel() * t.element_size() for t in sent.values())
+    assert stats.seconds >= stats.serialize_seconds > 0 and len(stats.engine_seconds) == 1
+    after = engine_greedy(engine)
+    for prompt, old, new in zip(PROMPTS, before, after, strict=True):
+        want_ids, want_lps = hf_greedy(learner, prompt, len(new.completion_ids))
+        assert new.completion_ids == want_ids, f"prompt of {len(prompt)} tokens"
+        assert new.logprobs == pytest.approx(want_lps, abs=2e-3)
+        assert new.weight_version == v0 + 1 and old.weight_version == v0
+    assert any(o.completion_ids != n.completion_ids for o, n in zip(before, after, strict=True))
+    assert ray.get(engine.stats.remote())["weight_version"] == v0 + 1
+    return stats
+
+
+@pytest.mark.slow
+def test_file_push_then_greedy_equals_hf(rig):
+    check_push("file", seed=1, rig=rig)
+    assert not list(Path("/dev/shm").glob("webagent-weights-push-*"))  # the shared-memory copy is removed
+
+
+@pytest.mark.slow
+def test_object_store_push_then_greedy_equals_hf(rig):
+    check_push("object_store", seed=2, rig=rig)
+    assert not list(Path("/dev/shm").glob("webagent-weights-engine-ws-*"))
