@@ -160,6 +160,7 @@ def _forum_sidebar(f: sqlite3.Row) -> dict[str, Any]:
 
 def _register_submissions(app: Flask) -> None:
     @app.get("/f/<forum>/<int:sid>")
+    @app.get("/f/<forum>/<int:sid>/")  # Postmill serves the slug-less form with a slash (reddit_get_post_url's)
     @app.get("/f/<forum>/<int:sid>/<slug>")
     def submission(forum: str, sid: int, slug: str = "") -> Any:
         s = submission_or_404(forum, sid)
