@@ -54,7 +54,7 @@ def test_treebank_stage_equals_nltk_on_random_strings():
     words, _ = _nltk_reference()
     rng = random.Random(0)
     alphabet = "ab0123 .,:;'\"?!$%()[]-`«»“”‘’*&@#\n\tcannotgonna'sn't"
-    for _ in range(20000):
+    for _ in range(5000):
         s = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 20)))
         assert treebank_tokenize(s) == words.tokenize(s), s
 
@@ -65,7 +65,7 @@ def test_single_character_membership_equals_nltk_on_random_answers():
     vocab = ("the answer is there are orders items total it was no yes mr dr etc a b c x n/a $ usd % ( ) : , ; . "
              "? ! ' \" - -- 1 2 0 5 10 2023 3.5 1,234 $1,234.00 st no. vs. jan. a. b. 2. 10. 0. ok. items. 5, (2) "
              "[3] 'ok' \"2\" 2nd ... ?. .) .\" can't").split()
-    for _ in range(10000):
+    for _ in range(2500):
         s = "".join(rng.choice(vocab) + rng.choice([" ", " ", "", "\n", ". ", ", ", "? "])
                     for _ in range(rng.randint(1, 10))).strip().lower()
         mine, ref = word_tokenize(s), nltk_tokenize(s)
