@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common.config import TrainConfig, add_config_args, load_config
+from common.config import TrainConfig, add_config_args, expand, load_config
 from common.records import Trajectory, TrajectoryGroup, dump_jsonl, load_jsonl
 from rollout_workers.metrics import RayMetrics, summarize
 from rollout_workers.stack import Stack, ensure_dir, init_ray
@@ -128,8 +128,11 @@ class Run:
         return stats
 
     async def _demos(self) -> list[Trajectory]:
+        """The BC data: a JSONL file, or the scripted expert's successful episodes on (a sample of) the train split,
+        cached in the run folder."""
+        cap = self.cfg.bc.max_demos
         if self.cfg.bc.demos:
-            demos = load_jsonl(self.cfg.bc.demos)
+            demos = load_jsonl(expand(self.cfg.bc.demos))
         else:
             from sites.expert import generate_demos
 
@@ -137,11 +140,11 @@ class Run:
             if path.exists():
                 demos = load_jsonl(str(path))
             else:
-                demos = await generate_demos(self.stack, self.stack.tasks("train"), self.cfg)
+                train = self.stack.tasks("train")
+                tasks = random.Random(self.cfg.seed + 1).sample(train, min(cap, len(train))) if cap else train
+                demos = await generate_demos(self.stack, tasks, self.cfg)
                 dump_jsonl(demos, str(path))
-        if self.cfg.bc.max_demos:
-            demos = demos[: self.cfg.bc.max_demos]
-        return demos
+        return demos[:cap] if cap else demos
 
     # --- logging ------------------------------------------------------------------------------------------------
     def _log(self, record: dict[str, Any]) -> None:
