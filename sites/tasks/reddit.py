@@ -275,8 +275,12 @@ STATE = [
              held_out=True),
     Template(329, "reddit", 'Change the title of my post "{{old}}" to "{{new}}"', "state", ("program_html",),
              _retitle,
-             lambda i: html_eval(target(f"{R}{i.data['post']}", "document.querySelector('.submission__link').outerText",
-                                        exact=i.values["new"])),
+             lambda i: html_eval(
+                 target(f"{R}{i.data['post']}", "document.querySelector('.submission__link').outerText",
+                        exact=i.values["new"]),
+                 # the edit form shows the saved title once unsaved typing is discarded
+                 target(f"{R}{i.data['post']}/-/edit", "document.querySelector('#submission_title').value",
+                        exact=i.values["new"], prep=["document.querySelector('form.submission-form').reset()"])),
              lambda i: [Click(M("a", ME), why="open my profile"),
                         Click(M("a", "Edit"), after=M("a", i.values["old"]), why="edit that post"),
                         Fill(M("textarea", name="submission[title]"), i.values["new"], why="write the new title"),
