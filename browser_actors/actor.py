@@ -20,45 +20,47 @@ from pathlib import Path
 from typing import Any, get_args
 
 from browser_actors import episode as E
+from browser_actors.context import EpisodeContext
 from browser_actors.executor import Executor
 from browser_actors.observation import TokenCounter, build
 from browser_actors.runtime import CHROMIUM_ARGS, LoopThread, chromium_executable
 from browser_actors.safety import AllowList, Guard
-from browser_actors.settle import NetworkTracker, settle
+from browser_actors.settle import settle
 from common import records as R
 from common.config import RolloutConfig
 from common.tasks import Task
-
 
 _ACTION_CLASSES = get_args(get_args(R.Action)[0])
 
 
 class BrowserActor:
-    def __init__(self, cfg: Any = None, *, auth_dir: str | None = None, env_urls: dict[str, str] | None = None,
-                 output_dir: str | None = None, headless: bool = True, count_tokens: TokenCounter | None = None):
+    def __init__(
+        self,
+        cfg: Any = None,
+        *,
+        auth_dir: str | None = None,
+        env_urls: dict[str, str] | None = None,
+        output_dir: str | None = None,
+        headless: bool = True,
+        count_tokens: TokenCounter | None = None,
+    ):
         cfg = cfg.rollout if hasattr(cfg, "rollout") else cfg  # a whole TrainConfig is accepted too
         self.cfg: RolloutConfig = cfg or RolloutConfig()
         self.auth_dir, self.env_urls, self.headless = auth_dir, dict(env_urls or {}), headless
         self.output_dir = Path(output_dir) if output_dir else None
-        self.mode = self.cfg.observation
+        self.mode = self.cfg.observation  # may be switched between steps ("html" | "axtree")
         self.count_tokens = count_tokens
         self.guard = Guard(self.cfg.blocked_patterns)
         self._lock = threading.Lock()
         self._loop = LoopThread()
         self._pw: Any = None
         self._browser: Any = None
-        self._context: Any = None
+        self._ep: EpisodeContext | None = None
         self._page: Any = None
-        self._trackers: dict[Any, NetworkTracker] = {}
-        self._cdp: dict[Any, Any] = {}
-        self._blocked: list[tuple[Any, str]] = []  # (page, message) of navigations refused during this step
-        self._popups: list[Any] = []
-        self._escaped: set[Any] = set()  # pages a redirect took off the allow-list during this step
-        self._crashed: set[Any] = set()
-        self._reset_episode_state(None, None, "")
+        self._new_episode(None, "")
 
-    def _reset_episode_state(self, task: Task | None, sandbox: str | None, episode_id: str) -> None:
-        self._task, self._sandbox, self._episode_id = task, sandbox, episode_id
+    def _new_episode(self, sandbox: str | None, episode_id: str) -> None:
+        self._sandbox, self._episode_id = sandbox, episode_id
         self._step_idx, self._answer, self._last_good_url = 0, None, "about:blank"
         self._sites: dict[str, str] = {}
         self._allow = AllowList([])
@@ -66,10 +68,14 @@ class BrowserActor:
 
     # ---- public, synchronous API -------------------------------------------------------------------------
     def reset(self, task: Task, sandbox: str | None = None, episode_id: str | None = None) -> R.Observation:
+        """Open the task's start page(s) in a fresh context (logged in, sandbox cookie set); the first observation.
+        Raises for bad input: a start URL off the allow-list, a missing storage-state file."""
         with self._lock:
-            return self._loop.run(self._reset(task, sandbox, episode_id), timeout=self.cfg.step_timeout_s * 3 + 60)
+            limit = self.cfg.step_timeout_s * 3 + 60
+            return self._loop.run(self._reset(task, sandbox, episode_id), timeout=limit)
 
     def step(self, action: Any) -> R.Observation:
+        """Execute an `Action` (or its canonical JSON); never raises for a bad id or action."""
         with self._lock:
             return self._loop.run(self._step(action), timeout=self.cfg.step_timeout_s * 3 + 30)
 
@@ -80,7 +86,7 @@ class BrowserActor:
     def observe(self) -> R.Observation:
         """The current observation again, without acting."""
         with self._lock:
-            return self._loop.run(self._guarded_observe(None), timeout=self.cfg.step_timeout_s + 30)
+            return self._loop.run(self._guarded_observe(None), timeout=self.cfg.step_timeout_s * 2 + 30)
 
     def close(self) -> None:
         with self._lock:
@@ -99,36 +105,31 @@ class BrowserActor:
         with self._lock:
             return self._loop.run(asyncio.wait_for(fn(self._page), timeout), timeout=timeout + 5)
 
-    # ---- episode lifecycle -------------------------------------------------------------------------------
-    async def _ensure_browser(self) -> None:
-        if self._browser is not None and self._browser.is_connected():
-            return
-        from playwright.async_api import async_playwright
+    # ---- browser and episode lifecycle -------------------------------------------------------------------
+    async def _ensure_browser(self) -> Any:
+        if self._browser is None or not self._browser.is_connected():
+            from playwright.async_api import async_playwright
 
-        if self._pw is None:
-            self._pw = await async_playwright().start()
-        self._browser = await self._pw.chromium.launch(executable_path=chromium_executable(),
-                                                       headless=self.headless, args=CHROMIUM_ARGS)
+            if self._pw is None:
+                self._pw = await async_playwright().start()
+            self._browser = await self._pw.chromium.launch(
+                executable_path=chromium_executable(), headless=self.headless, args=CHROMIUM_ARGS
+            )
+        return self._browser
 
-    async def _open_context(self, storage_state: Any) -> None:
-        await self._ensure_browser()
-        ctx = await self._browser.new_context(
-            storage_state=storage_state, accept_downloads=False, service_workers="block",
-            viewport={"width": 1280, "height": 720})
-        ctx.set_default_timeout(self.cfg.settle_timeout_s * 1000)
-        ctx.on("page", self._on_page)
-        ctx.on("request", self._on_request)
-        await ctx.route(self._allow.block_regex(), self._refuse)
-        if self.guard:
-            await ctx.route("**/*", self._guard_route)
+    async def _open_context(self, storage_state: Any) -> EpisodeContext:
+        ep = EpisodeContext(self._allow, self.guard)
+        cookies = []
         if self._sandbox:
-            await ctx.add_cookies(E.sandbox_cookies(self._sandbox, list(self._sites.values()) + [self._last_good_url]))
-        self._context = ctx
+            cookies = E.sandbox_cookies(self._sandbox, [*self._sites.values(), self._last_good_url])
+        await ep.open(await self._ensure_browser(), storage_state, cookies, self.cfg.settle_timeout_s)
+        self._ep = ep
+        return ep
 
     async def _reset(self, task: Task, sandbox: str | None, episode_id: str | None) -> R.Observation:
         await self._end_episode()
         task = E.fill_task(task, self.env_urls)
-        self._reset_episode_state(task, sandbox, episode_id or f"{task.task_id}")
+        self._new_episode(sandbox, episode_id or str(task.task_id))
         self._sites = E.site_urls(task, self.env_urls)
         self._allow = AllowList(E.allowed_urls(task, self.env_urls))
         urls = E.start_urls(task)
@@ -137,38 +138,37 @@ class BrowserActor:
                 raise ValueError(f"task {task.task_id}: start URL {u} is not allowed: {why}")
         state = E.storage_state_path(task, self.auth_dir)
         self._last_good_url = urls[0] if urls else "about:blank"
-        await self._open_context(str(state) if state else None)
+        ep = await self._open_context(str(state) if state else None)
         if self._episode_dir() and self.cfg.traces:
-            await self._context.tracing.start(screenshots=True, snapshots=True)
+            await ep.context.tracing.start(screenshots=True, snapshots=True)
             self._tracing = True
-        pages = [await self._context.new_page() for _ in urls or ["about:blank"]]
+        pages = [await ep.context.new_page() for _ in urls or ["about:blank"]]
         errors = []
-        for p, u in zip(pages, urls):
+        for p, u in zip(pages, urls, strict=False):
             try:
                 await asyncio.wait_for(p.goto(u, wait_until="commit"), self.cfg.step_timeout_s)
             except Exception as e:  # noqa: BLE001 - reported in the observation, the episode can still act
                 errors.append(f"could not open {u}: {e}".splitlines()[0])
-        for p in pages:  # the start page is the first history entry: go_back must not reach the blank tab
-            await _forget_history(p)
+            await _forget_history(
+                p
+            )  # the start page is the first history entry: go_back must not reach blank
         self._page = pages[0]
         await self._page.bring_to_front()
-        self._popups.clear()
-        return await self._after_action("; ".join(errors) or None)
+        ep.begin_step()
+        return await self._guarded(self._after_action("; ".join(errors) or None), "reset")
 
     async def _end_episode(self) -> None:
-        if self._context is None:
+        if self._ep is None:
             return
         if self._tracing:
             try:
-                await self._context.tracing.stop(path=str(self._episode_dir() / "trace.zip"))
+                await self._ep.context.tracing.stop(path=str(self._episode_dir() / "trace.zip"))
             except Exception:  # noqa: BLE001 - a lost trace must not fail the next episode
                 pass
-        try:
-            await asyncio.wait_for(self._context.close(), 15)
-        except Exception:  # noqa: BLE001 - a context that cannot close takes the browser with it
+            self._tracing = False
+        if not await self._ep.close():  # a context that cannot close takes the browser with it
             await self._close_browser()
-        self._context, self._page = None, None
-        self._trackers.clear(), self._cdp.clear(), self._crashed.clear()
+        self._ep, self._page = None, None
 
     async def _close_browser(self) -> None:
         try:
@@ -185,47 +185,12 @@ class BrowserActor:
             await self._pw.stop()
             self._pw = None
 
-    # ---- events ------------------------------------------------------------------------------------------
-    def _on_page(self, page: Any) -> None:
-        self._trackers[page] = NetworkTracker(page)
-        page.on("crash", lambda p: self._crashed.add(p))
-        self._popups.append(page)
-
-    def _on_request(self, request: Any) -> None:
-        """Routes do not see redirect hops: a redirect off the allow-list is caught here and undone after the step."""
-        if request.redirected_from is None or not request.is_navigation_request():
-            return
-        if why := self._allow.check(request.url):
-            page = _page_of(request)
-            self._escaped.add(page)
-            self._blocked.append((page, f"navigation to {request.url[:200]} (a redirect) blocked: {why}"))
-
-    async def _refuse(self, route: Any, request: Any) -> None:
-        """Every request outside the allow-list lands here: aborted; a navigation is reported to the agent."""
-        if request.is_navigation_request():
-            why = self._allow.check(request.url) or "not allowed"
-            self._blocked.append((_page_of(request), f"navigation to {request.url[:200]} blocked: {why}"))
-        try:
-            await route.abort("aborted" if request.is_navigation_request() else "blockedbyclient")
-        except Exception:  # noqa: BLE001 - the page went away meanwhile
-            pass
-
-    async def _guard_route(self, route: Any, request: Any) -> None:
-        refusal = self.guard.check(request.url) if request.is_navigation_request() else None
-        if refusal:
-            self._blocked.append((_page_of(request), refusal))
-            await route.abort("aborted")
-        else:
-            await route.fallback()
-
     # ---- steps ---------------------------------------------------------------------------------------------
     async def _step(self, action: Any) -> R.Observation:
-        if self._context is None:
+        if self._ep is None:
             raise RuntimeError("BrowserActor.step called before reset()")
         self._step_idx += 1
-        self._blocked.clear()
-        self._popups.clear()
-        self._escaped.clear()
+        self._ep.begin_step()
         if isinstance(action, dict | str):  # canonical JSON, e.g. from another process
             try:
                 action = R.action_from_json(action)
@@ -235,7 +200,7 @@ class BrowserActor:
             return await self._guarded_observe(f"not an action: {action!r:.200}")
         if isinstance(action, R.Stop):
             self._answer = action.answer
-        if self._page.is_closed() or self._page in self._crashed:
+        if self._page.is_closed() or self._page in self._ep.crashed:
             await self._replace_page()
             return await self._guarded_observe("the page had crashed and was reloaded", infra="page crashed")
         return await self._guarded(self._act(action), f"step ({action.type})")
@@ -245,36 +210,44 @@ class BrowserActor:
         self._page, error = await executor.run(action, self._page)
         return await self._after_action(error)
 
+    async def _settle(self, page: Any) -> None:
+        await settle(page, self._ep.trackers.get(page), self.cfg.settle_timeout_s)
+
     async def _after_action(self, error: str | None) -> R.Observation:
         """Settle, adopt or refuse pop-ups, undo navigation that escaped the allow-list, then observe."""
-        await settle(self._page, self._trackers.get(self._page), self.cfg.settle_timeout_s)
-        for popup in [p for p in self._popups if p is not self._page and not p.is_closed()]:
-            refused = [m for pg, m in self._blocked if pg is popup]
-            if refused or popup.url == "about:blank":
+        ep = self._ep
+        await self._settle(self._page)
+        for popup in [p for p in ep.popups if p is not self._page and not p.is_closed()]:
+            if ep.refused(popup) or popup.url == "about:blank":
                 await popup.close()
                 continue
-            await settle(popup, self._trackers.get(popup), self.cfg.settle_timeout_s)
+            await self._settle(popup)
             self._page = popup  # a pop-up the page opened becomes the active tab, as in a real browser
             await popup.bring_to_front()
-        messages = [m for _, m in self._blocked]
+        messages = [error] if error else []
+        messages += [m for _, m in ep.blocked]
         why = self._allow.check(self._page.url)
-        if why or self._page in self._escaped:  # a redirect (not seen by routes) or a script left the hosts
+        if why or self._page in ep.escaped:  # a redirect (not seen by routes) or a script left the hosts
             if why:
                 messages.append(f"navigation to {self._page.url[:200]} blocked: {why}")
             await self._page.goto(self._last_good_url, wait_until="commit")
-            await settle(self._page, self._trackers.get(self._page), self.cfg.settle_timeout_s)
-        if error:
-            messages.insert(0, error)
+            await self._settle(self._page)
         obs = await self._observe("; ".join(dict.fromkeys(messages)) or None)
         self._last_good_url = self._page.url
         return obs
 
     async def _observe(self, error: str | None, infra: str | None = None) -> R.Observation:
         page = self._page
-        if self.mode == "axtree" and page not in self._cdp:  # one CDP session per page, made when first needed
-            self._cdp[page] = await page.context.new_cdp_session(page)
-        obs = await build(page, self._cdp.get(page), self._context.pages, mode=self.mode,
-                          max_tokens=self.cfg.obs_max_tokens, error=error, count=self.count_tokens)
+        cdp = await self._ep.cdp_for(page) if self.mode == "axtree" else None
+        obs = await build(
+            page,
+            cdp,
+            self._ep.pages,
+            mode=self.mode,
+            max_tokens=self.cfg.obs_max_tokens,
+            error=error,
+            count=self.count_tokens,
+        )
         obs.infra_error = infra
         if self.cfg.screenshots and self._episode_dir():
             path = self._episode_dir() / f"step_{self._step_idx:03d}.png"
@@ -283,6 +256,7 @@ class BrowserActor:
             obs.screenshot = str(path)
         return obs
 
+    # ---- failures: time-outs, crashes ------------------------------------------------------------------------
     async def _guarded(self, coro: Any, what: str) -> R.Observation:
         """Run a step under the step time-out; a hung or crashed page is replaced and reported as infra_error."""
         from playwright.async_api import Error as PlaywrightError
@@ -294,45 +268,57 @@ class BrowserActor:
         except PlaywrightError as e:
             infra = f"{what} failed: the page crashed or closed ({str(e).splitlines()[0][:200]})"
         await self._replace_page()
-        return await self._guarded_observe(f"the action did not complete: {infra}; the page was reloaded", infra)
+        error = f"the action did not complete: {infra}; the page was reloaded"
+        return await self._guarded_observe(error, infra)
 
     async def _guarded_observe(self, error: str | None, infra: str | None = None) -> R.Observation:
         try:
             return await asyncio.wait_for(self._observe(error, infra), self.cfg.step_timeout_s)
         except Exception as e:  # noqa: BLE001 - the reloaded page is bad too: show a blank tab, keep the episode
-            infra = infra or f"observation failed: {str(e).splitlines()[0][:200] if str(e) else type(e).__name__}"
+            infra = (
+                infra or f"observation failed: {str(e).splitlines()[0][:200] if str(e) else type(e).__name__}"
+            )
             await self._replace_page(url="about:blank")
             return await asyncio.wait_for(self._observe(error or infra, infra), self.cfg.step_timeout_s)
 
     async def _replace_page(self, url: str | None = None) -> None:
         """Close the active page (or, when even that hangs, rebuild the context from its cookies) and reopen."""
-        old, url = self._page, url or self._last_good_url
+        old, url, ep = self._page, url or self._last_good_url, self._ep
         try:
             await asyncio.wait_for(old.close(run_before_unload=False), 10)
+            ep.forget(old)
         except Exception:  # noqa: BLE001 - the renderer does not answer: the context goes, cookies are kept
             cookies = []
             try:
-                cookies = await asyncio.wait_for(self._context.cookies(), 5)
+                cookies = await asyncio.wait_for(ep.context.cookies(), 5)
             except Exception:  # noqa: BLE001 - cookies of a dead browser are lost; the login state is reloaded
                 pass
             await self._end_episode()
-            await self._open_context({"cookies": cookies, "origins": []})
-        self._trackers.pop(old, None), self._cdp.pop(old, None), self._crashed.discard(old)
-        self._page = await self._context.new_page()
+            ep = await self._open_context({"cookies": cookies, "origins": []})
+        self._page = await ep.context.new_page()
         try:
-            await asyncio.wait_for(self._page.goto(url, wait_until="domcontentloaded"), self.cfg.settle_timeout_s)
+            await asyncio.wait_for(
+                self._page.goto(url, wait_until="domcontentloaded"), self.cfg.settle_timeout_s
+            )
         except Exception:  # noqa: BLE001 - a page that will not load again is left blank
             pass
 
     async def _final_state(self) -> R.FinalState:
-        if self._context is None:
+        if self._ep is None:
             raise RuntimeError("BrowserActor.final_state called before reset()")
+        ctx = self._ep.context
         try:
-            storage = await asyncio.wait_for(self._context.storage_state(), 15)
+            storage = await asyncio.wait_for(ctx.storage_state(), 15)
         except Exception:  # noqa: BLE001 - localStorage of a hung page is unreadable; cookies are what checks use
-            storage = {"cookies": await self._context.cookies(), "origins": []}
-        return R.FinalState(url=self._page.url, tabs=[p.url for p in self._context.pages], storage_state=storage,
-                            sandbox=self._sandbox, answer=self._answer, env_urls=self._sites)
+            storage = {"cookies": await ctx.cookies(), "origins": []}
+        return R.FinalState(
+            url=self._page.url,
+            tabs=[p.url for p in ctx.pages],
+            storage_state=storage,
+            sandbox=self._sandbox,
+            answer=self._answer,
+            env_urls=self._sites,
+        )
 
     def _episode_dir(self) -> Path | None:
         if self.output_dir is None or not (self.cfg.screenshots or self.cfg.traces):
@@ -347,10 +333,3 @@ async def _forget_history(page: Any) -> None:
         await cdp.detach()
     except Exception:  # noqa: BLE001 - only the go_back edge case depends on it
         pass
-
-
-def _page_of(request: Any) -> Any:
-    try:
-        return request.frame.page
-    except Exception:  # noqa: BLE001 - a request of a service worker or a detached frame
-        return None

@@ -17,9 +17,20 @@ from __future__ import annotations
 from typing import Any
 
 IGNORED_PROPERTIES = {"focusable", "editable", "readonly", "level", "settable", "multiline", "invalid"}
-EMPTY_PRUNED_ROLES = {"generic", "img", "list", "strong", "paragraph", "banner", "navigation", "Section",
-                      "LabelText", "Legend", "listitem"}
-SKIPPED_ROLES = {"InlineTextBox", "none", "LineBreak"}
+EMPTY_PRUNED_ROLES = {
+    "generic",
+    "img",
+    "list",
+    "strong",
+    "paragraph",
+    "banner",
+    "navigation",
+    "Section",
+    "LabelText",
+    "Legend",
+    "listitem",
+}
+SKIPPED_ROLES = {"InlineTextBox", "none", "LineBreak", "ListMarker"}
 _MAX_DEPTH = 300
 
 

@@ -25,15 +25,22 @@ def main(argv: list[str] | None = None) -> int:
     from browser_actors.actor import BrowserActor
     from common.actions import ActionParseError, parse_action
 
-    ap = argparse.ArgumentParser(prog="python -m browser_actors", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="python -m browser_actors",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = ap.add_subparsers(dest="cmd", required=True)
     ob = sub.add_parser("observe", help="print a page's observation, act, print the next ones")
     ob.add_argument("url")
     ob.add_argument("--mode", choices=["html", "axtree"], default="html")
-    ob.add_argument("--do", action="append", default=[], metavar="ACTION", help="an action in WebArena's grammar")
+    ob.add_argument(
+        "--do", action="append", default=[], metavar="ACTION", help="an action in WebArena's grammar"
+    )
     ob.add_argument("--max-tokens", type=int, default=4000, help="observation token budget")
-    ob.add_argument("--allow", action="append", default=[], metavar="URL", help="another host the page may reach")
+    ob.add_argument(
+        "--allow", action="append", default=[], metavar="URL", help="another host the page may reach"
+    )
     ob.add_argument("--auth-dir", default=None, help="folder of <site>_state.json storage states")
     ob.add_argument("--storage-state", default=None, help="a storage state to start logged in")
     ob.add_argument("--json", action="store_true", help="print Observation JSON lines instead of text")

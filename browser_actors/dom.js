@@ -15,6 +15,9 @@
     'treeitem', 'listbox']);
   const CONTENT = new Set(['H1', 'H2', 'H3', 'H4', 'H5', 'H6', 'P', 'LI', 'TD', 'TH', 'DT', 'DD', 'LABEL',
     'CAPTION', 'LEGEND', 'FIGCAPTION', 'BLOCKQUOTE', 'PRE', 'IMG']);
+  // These keep their tag even when their text sits in inline children (<h1><span>Title</span></h1>, cells).
+  const NAMED = new Set(['H1', 'H2', 'H3', 'H4', 'H5', 'H6', 'P', 'TD', 'TH', 'DT', 'DD', 'LABEL', 'CAPTION',
+    'LEGEND', 'FIGCAPTION', 'BLOCKQUOTE', 'PRE']);
   const STRUCT = new Set(['TABLE', 'TR', 'UL', 'OL', 'FORM', 'DIALOG', 'FIELDSET']);
   const SHOW = ['role', 'type', 'name', 'placeholder', 'aria-label', 'title', 'alt', 'aria-expanded',
     'aria-checked', 'aria-selected', 'aria-current', 'min', 'max'];
@@ -132,6 +135,7 @@
     let keep = isInter;
     if (!keep && tag === 'IMG') keep = !!(el.getAttribute('alt') || el.getAttribute('title'));
     else if (!keep && text) keep = CONTENT.has(tag) || block;
+    else if (!keep && NAMED.has(tag)) keep = !!clean(el.textContent || '');
     if (!keep) {
       if (STRUCT.has(tag)) {
         out.push('\n<' + tag.toLowerCase() + '>');

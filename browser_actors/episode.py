@@ -48,12 +48,23 @@ def storage_state_path(task: Task, auth_dir: str | None) -> Path | None:
         path = given
     if not path.is_file():
         where = f" (auth dir: {auth_dir})" if auth_dir else " (no auth_dir given)"
-        raise FileNotFoundError(f"task {task.task_id}: storage state {task.storage_state!r} -> {path} not found{where}")
+        raise FileNotFoundError(
+            f"task {task.task_id}: storage state {task.storage_state!r} -> {path} not found{where}"
+        )
     return path
 
 
 def sandbox_cookies(token: str, urls: list[str]) -> list[dict]:
     """One `wa_sandbox` cookie per host (cookies do not separate ports, so one serves every site on a host)."""
     hosts = sorted({urlsplit(u).hostname for u in urls if urlsplit(u).hostname})
-    return [{"name": SANDBOX_COOKIE, "value": token, "domain": h, "path": "/", "httpOnly": True, "sameSite": "Lax"}
-            for h in hosts]
+    return [
+        {
+            "name": SANDBOX_COOKIE,
+            "value": token,
+            "domain": h,
+            "path": "/",
+            "httpOnly": True,
+            "sameSite": "Lax",
+        }
+        for h in hosts
+    ]

@@ -14,12 +14,37 @@ from browser_actors.safety import AllowList, Guard, resolve_url
 from common import records as R
 
 # WebArena's key names (and common spellings) -> Playwright's.
-_KEYS = {"ctrl": "Control", "control": "Control", "cmd": "Meta", "meta": "Meta", "command": "Meta", "alt": "Alt",
-         "option": "Alt", "shift": "Shift", "enter": "Enter", "return": "Enter", "esc": "Escape",
-         "escape": "Escape", "tab": "Tab", "space": "Space", "backspace": "Backspace", "delete": "Delete",
-         "del": "Delete", "up": "ArrowUp", "down": "ArrowDown", "left": "ArrowLeft", "right": "ArrowRight",
-         "arrowup": "ArrowUp", "arrowdown": "ArrowDown", "arrowleft": "ArrowLeft", "arrowright": "ArrowRight",
-         "pageup": "PageUp", "pagedown": "PageDown", "home": "Home", "end": "End"}
+_KEYS = {
+    "ctrl": "Control",
+    "control": "Control",
+    "cmd": "Meta",
+    "meta": "Meta",
+    "command": "Meta",
+    "alt": "Alt",
+    "option": "Alt",
+    "shift": "Shift",
+    "enter": "Enter",
+    "return": "Enter",
+    "esc": "Escape",
+    "escape": "Escape",
+    "tab": "Tab",
+    "space": "Space",
+    "backspace": "Backspace",
+    "delete": "Delete",
+    "del": "Delete",
+    "up": "ArrowUp",
+    "down": "ArrowDown",
+    "left": "ArrowLeft",
+    "right": "ArrowRight",
+    "arrowup": "ArrowUp",
+    "arrowdown": "ArrowDown",
+    "arrowleft": "ArrowLeft",
+    "arrowright": "ArrowRight",
+    "pageup": "PageUp",
+    "pagedown": "PageDown",
+    "home": "Home",
+    "end": "End",
+}
 
 # What the guard looks at: the element's text and the URL it would lead to (link, form action, formaction).
 _DESCRIBE_JS = """el => {
@@ -51,7 +76,10 @@ def brief(err: Exception) -> str:
 async def locate(page: Any, element_id: str) -> tuple[Any | None, str | None]:
     eid = str(element_id).strip().strip("[]").strip()
     if not eid.isdigit():
-        return None, f"'{element_id}' is not an element id: use a number shown as [id] / id=\"..\" in the observation"
+        return (
+            None,
+            f"'{element_id}' is not an element id: use a number shown as [id] / id=\"..\" in the observation",
+        )
     selector = f'[data-wa-id="{eid}"]'
     for frame in page.frames:  # the main frame comes first
         loc = frame.locator(selector)
@@ -60,7 +88,10 @@ async def locate(page: Any, element_id: str) -> tuple[Any | None, str | None]:
                 return loc.first, None
         except Exception:  # noqa: BLE001 - a detached or navigating frame simply does not hold the element
             continue
-    return None, f"there is no element with id [{eid}] on the current page (ids come from the latest observation)"
+    return (
+        None,
+        f"there is no element with id [{eid}] on the current page (ids come from the latest observation)",
+    )
 
 
 class Executor:
@@ -152,7 +183,9 @@ class Executor:
     async def _scroll(self, page: Any, direction: str) -> str | None:
         sign = -1 if direction == "up" else 1
         before, after = await page.evaluate(_SCROLL_JS, sign)
-        if before == after:  # the document does not scroll: an inner scroller under the middle of the viewport may
+        if (
+            before == after
+        ):  # the document does not scroll: an inner scroller under the middle of the viewport may
             vp = page.viewport_size or {"width": 1280, "height": 720}
             await page.mouse.move(vp["width"] / 2, vp["height"] / 2)
             await page.mouse.wheel(0, sign * vp["height"] * 0.9)

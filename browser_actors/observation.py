@@ -21,7 +21,9 @@ from typing import Any, Literal
 from common.records import Observation
 
 DOM_JS = (Path(__file__).with_name("dom.js")).read_text(encoding="utf-8")
-TRUNCATION_MARKER = "[... observation truncated: {n} more lines not shown; scroll or navigate to see more ...]"
+TRUNCATION_MARKER = (
+    "[... observation truncated: {n} more lines not shown; scroll or navigate to see more ...]"
+)
 TokenCounter = Callable[[str], int]
 
 
@@ -76,8 +78,16 @@ async def tab_titles(pages: list[Any]) -> list[str]:
     return out
 
 
-async def build(page: Any, cdp: Any, pages: list[Any], *, mode: Literal["html", "axtree"], max_tokens: int,
-                error: str | None, count: TokenCounter | None = None) -> Observation:
+async def build(
+    page: Any,
+    cdp: Any,
+    pages: list[Any],
+    *,
+    mode: Literal["html", "axtree"],
+    max_tokens: int,
+    error: str | None,
+    count: TokenCounter | None = None,
+) -> Observation:
     """The observation of `page` (the active tab among `pages`)."""
     count = count or approx_tokens
     result = await page.evaluate(DOM_JS, {"html": mode == "html"})
@@ -86,9 +96,17 @@ async def build(page: Any, cdp: Any, pages: list[Any], *, mode: Literal["html", 
     active = pages.index(page) if page in pages else 0
     head = header(page.url, tabs, active, error)
     body, cut = truncate(body or "(empty page)", max(1, max_tokens - count(head)), count)
-    return Observation(text=head + body, short=short_form(page.url, result["title"], result["headings"]),
-                       url=page.url, title=result["title"], tabs=tabs, active_tab=active,
-                       last_action_error=error, mode=mode, truncated=cut)
+    return Observation(
+        text=head + body,
+        short=short_form(page.url, result["title"], result["headings"]),
+        url=page.url,
+        title=result["title"],
+        tabs=tabs,
+        active_tab=active,
+        last_action_error=error,
+        mode=mode,
+        truncated=cut,
+    )
 
 
 async def _axtree(cdp: Any) -> str:

@@ -19,10 +19,19 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
-                 # A hidden tab's timers are throttled to 1/s; our settle wait relies on timers in the active tab.
-                 "--disable-background-timer-throttling", "--disable-renderer-backgrounding"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+    # A hidden tab's timers are throttled to 1/s; our settle wait relies on timers in the active tab.
+    "--disable-background-timer-throttling",
+    "--disable-renderer-backgrounding",
+]
 
 
 def chromium_executable() -> str | None:

@@ -95,5 +95,7 @@ class Guard:
         for p in self.patterns:
             for t in texts:
                 if t and p.search(t):
-                    return f"refused by the safety guard: {t[:80]!r} matches the blocked pattern {p.pattern!r}"
+                    return (
+                        f"refused by the safety guard: {t[:80]!r} matches the blocked pattern {p.pattern!r}"
+                    )
         return None

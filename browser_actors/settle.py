@@ -5,6 +5,8 @@ A page is settled when (1) its document has been parsed (`domcontentloaded`), (2
 flight (images, fonts and media are ignored; a request older than `LONG_POLL_S` that is not a navigation is taken to
 be a long poll). A navigation that replaces the document mid-wait restarts the wait on the new document. The whole
 wait is bounded by `settle_timeout_s`; reaching the bound is not an error (the observation shows what is there).
+Not covered: a page that changes after a pure timer longer than QUIET_MS with no request in between (rare; a
+request started by such a timer within QUIET_MS is covered).
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ import asyncio
 import time
 from typing import Any
 
-QUIET_MS = 100  # DOM mutation-quiet window: long enough for a click's synchronous re-render + one microtask chain
+QUIET_MS = (
+    100  # DOM mutation-quiet window: long enough for a click's synchronous re-render + one microtask chain
+)
 LONG_POLL_S = 2.0  # requests running longer than this (not navigations) do not hold the settle wait
 _IGNORED_TYPES = {"image", "font", "media", "websocket", "eventsource", "ping", "manifest", "texttrack"}
 
@@ -75,8 +79,15 @@ class NetworkTracker:
 
 def _is_navigation_error(err: Exception) -> bool:
     msg = str(err)
-    return any(s in msg for s in ("Execution context was destroyed", "navigat", "Target page, context or browser",
-                                  "Cannot find context"))
+    return any(
+        s in msg
+        for s in (
+            "Execution context was destroyed",
+            "navigat",
+            "Target page, context or browser",
+            "Cannot find context",
+        )
+    )
 
 
 async def settle(page: Any, tracker: NetworkTracker | None, timeout_s: float) -> bool:

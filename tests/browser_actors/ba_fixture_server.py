@@ -3,6 +3,7 @@
 Besides the files in fixtures/ it answers:
   /slow?ms=N        a page (or fetch response) that arrives after N ms
   /redirect?to=URL  a 302 to URL (used to check that redirects off the allow-list are undone)
+  /echo-cookies     a page showing the Cookie header the server received
   /account/delete   a "high-impact" page that the guard tests must never reach (hits are counted)
 """
 
@@ -37,6 +38,9 @@ class _Handler(SimpleHTTPRequestHandler):
             self.send_header("Location", q.get("to", ["/"])[0])
             self.end_headers()
             return None
+        if parts.path == "/echo-cookies":
+            cookie = (self.headers.get("Cookie") or "").replace("<", "&lt;")
+            return self._send(200, f"<!doctype html><title>Echo</title><p>cookies: {cookie}</p>".encode())
         if parts.path == "/account/delete":
             return self._send(200, b"<!doctype html><title>Deleted</title><h1>account deleted</h1>")
         return super().do_GET()

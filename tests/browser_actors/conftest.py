@@ -18,7 +18,9 @@ def server() -> Iterator[FixtureServer]:
 
 
 def make_task(url: str, task_id: str = "t", sites: list[str] | None = None, **extra: object) -> Task:
-    return Task(sites=sites or [], task_id=task_id, start_url=url, intent="test", eval={"eval_types": []}, **extra)
+    return Task(
+        sites=sites or [], task_id=task_id, start_url=url, intent="test", eval={"eval_types": []}, **extra
+    )
 
 
 def fast_cfg(**over: object) -> RolloutConfig:

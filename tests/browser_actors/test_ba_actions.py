@@ -45,7 +45,9 @@ def test_type_fill_enter_checkbox_radio(actor, server):
     assert 'value="laptops"' in obs.text and "old words" not in obs.text
     obs = actor.step(R.Type(element_id=_id_of(obs.text, 'name="day"'), text="2024-05-17", press_enter=False))
     assert 'value="2024-05-17"' in obs.text
-    obs = actor.step(R.Type(element_id=_id_of(obs.text, 'name="notes"'), text="multi word note", press_enter=False))
+    obs = actor.step(
+        R.Type(element_id=_id_of(obs.text, 'name="notes"'), text="multi word note", press_enter=False)
+    )
     assert "multi word note</textarea>" in obs.text
     obs = actor.step(R.Type(element_id=_id_of(obs.text, "edit me"), text="rich text", press_enter=False))
     assert "rich text" in obs.text

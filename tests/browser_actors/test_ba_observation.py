@@ -26,16 +26,48 @@ def test_html_ids_visibility_and_header(actor, server):
     assert obs.text.startswith(f"URL: {obs.url}\nTabs: [0] Fixture Home (active)\n----\n")
     assert obs.tabs == ["Fixture Home"] and obs.active_tab == 0 and obs.last_action_error is None
     body = obs.text
-    for shown in ("Fixture Home", "Second page", "Increment", 'placeholder="Search words"', "<textarea",
-                  '<option selected value="r">Red</option>', "Bottom of page", 'role="button"', "Pointer card"):
+    for shown in (
+        "Fixture Home",
+        "Second page",
+        "Increment",
+        'placeholder="Search words"',
+        "<textarea",
+        '<option selected value="r">Red</option>',
+        "Bottom of page",
+        'role="button"',
+        "Pointer card",
+    ):
         assert shown in body, shown
     # invisible things never reach the model; the password is masked; hidden inputs are dropped
-    for hidden in ("display none text", "visibility hidden text", "opacity zero text", "Skip to content",
-                   "do-not-show", "secret123", "<script", "<style", "keydown"):
+    for hidden in (
+        "display none text",
+        "visibility hidden text",
+        "opacity zero text",
+        "Skip to content",
+        "do-not-show",
+        "secret123",
+        "<script",
+        "<style",
+        "keydown",
+    ):
         assert hidden not in body, hidden
     assert 'type="password" name="pw" value="********"' in body
-    for t in ("email", "number", "date", "tel", "url", "search", "time", "datetime-local", "month", "week",
-              "range", "color", "checkbox", "radio"):
+    for t in (
+        "email",
+        "number",
+        "date",
+        "tel",
+        "url",
+        "search",
+        "time",
+        "datetime-local",
+        "month",
+        "week",
+        "range",
+        "color",
+        "checkbox",
+        "radio",
+    ):
         assert f'type="{t}"' in body, t
     assert obs.short == f"URL: {obs.url}\nTitle: Fixture Home\nHeadings: Fixture Home"
 
@@ -52,7 +84,9 @@ def test_every_id_resolves_to_one_element_and_is_stable(actor, server):
     again = actor.observe()
     assert again.text == obs.text  # same page, same ids
     # a DOM change adds a new id and leaves the old ones alone
-    actor.call(lambda p: p.evaluate("document.body.insertAdjacentHTML('afterbegin', '<p>Brand new para</p>')"))
+    actor.call(
+        lambda p: p.evaluate("document.body.insertAdjacentHTML('afterbegin', '<p>Brand new para</p>')")
+    )
     after = actor.observe()
     new_id = _id_of(after.text, "Brand new para")
     assert new_id not in ids and _id_of(after.text, "Increment") == _id_of(obs.text, "Increment")
@@ -60,8 +94,11 @@ def test_every_id_resolves_to_one_element_and_is_stable(actor, server):
 
 def test_forged_ids_in_page_markup_are_removed(actor, server):
     actor.reset(make_task(server.url("page2.html")))
-    actor.call(lambda p: p.evaluate(
-        "document.body.insertAdjacentHTML('beforeend', '<span data-wa-id=\"1\" style=\"display:none\">x</span>')"))
+    actor.call(
+        lambda p: p.evaluate(
+            "document.body.insertAdjacentHTML('beforeend', '<span data-wa-id=\"1\" style=\"display:none\">x</span>')"
+        )
+    )
     obs = actor.observe()
     h1 = _id_of(obs.text, "Second page")
 

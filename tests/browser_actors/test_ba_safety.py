@@ -28,8 +28,14 @@ def test_file_and_data_navigations_are_not_followed(actor, server):
     assert obs.url == server.url("popup.html")  # Chromium refuses file: from http pages; we stay put
     obs = actor.step(R.Click(element_id=_id_of(obs.text, "Data navigation")))
     assert obs.url == server.url("popup.html") and "data page" not in obs.text
-    for url in ("file:///etc/passwd", "data:text/html,<h1>x</h1>", "chrome://version", "javascript:alert(1)",
-                "http://203.0.113.9/", f"http://user:pw@{server.base[7:]}/index.html"):
+    for url in (
+        "file:///etc/passwd",
+        "data:text/html,<h1>x</h1>",
+        "chrome://version",
+        "javascript:alert(1)",
+        "http://203.0.113.9/",
+        f"http://user:pw@{server.base[7:]}/index.html",
+    ):
         obs = actor.step(R.Goto(url=url))
         assert obs.url == server.url("popup.html") and "blocked" in obs.last_action_error, url
 
@@ -59,8 +65,10 @@ def test_popup_to_other_host_is_closed_and_reported(actor, server):
 
 def test_downloads_are_refused(actor, server):
     obs = actor.reset(make_task(server.url("page2.html")))
-    js = ("const a = document.createElement('a'); a.href = 'index.html'; a.download = 'x.html';"
-          "a.textContent = 'Download me'; document.body.append(a);")
+    js = (
+        "const a = document.createElement('a'); a.href = 'index.html'; a.download = 'x.html';"
+        "a.textContent = 'Download me'; document.body.append(a);"
+    )
     actor.call(lambda p: p.evaluate(js))
     obs = actor.observe()
     obs = actor.step(R.Click(element_id=_id_of(obs.text, "Download me")))
@@ -92,16 +100,30 @@ def test_guard_refuses_high_impact_actions(server):
 def test_allow_list_unit():
     allow = AllowList(["http://127.0.0.1:7770", "http://shop.example.com/", "https://127.0.0.1:9999/x"])
     assert allow.check("http://127.0.0.1:7770/a?b=1") is None
-    assert allow.check("http://shop.example.com/p") is None and allow.check("http://shop.example.com:80/") is None
+    assert (
+        allow.check("http://shop.example.com/p") is None
+        and allow.check("http://shop.example.com:80/") is None
+    )
     assert allow.check("about:blank") is None
     assert "not in the allow-list" in allow.check("http://127.0.0.1:7771/")
     assert "scheme" in allow.check("file:///etc/passwd") and "scheme" in allow.check("data:text/html,x")
     assert "credentials" in allow.check("http://u:p@127.0.0.1:7770/")
     rx = allow.block_regex()
-    for ok in ("http://127.0.0.1:7770/", "http://127.0.0.1:7770", "http://shop.example.com/x", "https://127.0.0.1:9999/x"):
+    for ok in (
+        "http://127.0.0.1:7770/",
+        "http://127.0.0.1:7770",
+        "http://shop.example.com/x",
+        "https://127.0.0.1:9999/x",
+    ):
         assert not rx.search(ok), ok
-    for bad in ("http://127.0.0.1:77701/", "http://127.0.0.1:7770.evil.com/", "http://evil.com/?http://127.0.0.1:7770/",
-                "ws://127.0.0.1:7770/", "http://u@127.0.0.1:7770/", "https://127.0.0.1:7770/"):
+    for bad in (
+        "http://127.0.0.1:77701/",
+        "http://127.0.0.1:7770.evil.com/",
+        "http://evil.com/?http://127.0.0.1:7770/",
+        "ws://127.0.0.1:7770/",
+        "http://u@127.0.0.1:7770/",
+        "https://127.0.0.1:7770/",
+    ):
         assert rx.search(bad), bad
     assert AllowList([]).block_regex().search("http://anything/")
 
