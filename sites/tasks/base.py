@@ -44,6 +44,13 @@ class SeedData:
 
         self.data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
         self._conns: dict[str, sqlite3.Connection] = {}
+        self._memo: dict[str, Any] = {}
+
+    def memo(self, key: str, compute: Callable[[], Any]) -> Any:
+        """A value computed once per SeedData (candidate lists several templates share)."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
 
     @cached_property
     def _groups(self) -> dict[str, Any]:

@@ -43,6 +43,10 @@ def _month(y: int, m: int) -> dict[str, str]:
 
 def _grid_products(db: SeedData) -> list[Any]:
     """Products that the admin grid shows on its first page when searched by full name."""
+    return db.memo("shop_admin.grid_products", lambda: _search_grid(db))
+
+
+def _search_grid(db: SeedData) -> list[Any]:
     conn, out = db.conn("shop"), []
     for p in conn.execute("SELECT * FROM product ORDER BY id").fetchall():
         words = p["name"].split()
