@@ -197,9 +197,12 @@ INFO = [
 
 # -- state-changing -----------------------------------------------------------------------------------------------
 def _new_issues(db: SeedData) -> list[Instance]:
-    paths = pick(D.my_projects(db), 12, 421)
-    return inst(421, [{"values": {"project": fp, "title": D.ISSUE_TITLES[k % len(D.ISSUE_TITLES)]}}
-                      for k, fp in enumerate(paths)])
+    out = []
+    for k, fp in enumerate(pick(D.my_projects(db), 12, 421)):
+        title = D.ISSUE_TITLES[k % len(D.ISSUE_TITLES)]
+        if all(title not in i["title"] for i in GQ.issues(D.conn(db), fp)):  # doing nothing must not pass
+            out.append({"values": {"project": fp, "title": title}})
+    return inst(421, out)
 
 
 def _editable_open_issues(db: SeedData, tid: int, cond: Any) -> list[Instance]:
@@ -235,8 +238,12 @@ def _follows(db: SeedData) -> list[Instance]:
 
 def _mr_notes(db: SeedData) -> list[Instance]:
     rows = [dict(m, fp=p["full_path"]) for p in D.visible_projects(db) for m in D.quiet_mrs(db, p["full_path"])]
-    return inst(428, [{"values": {"text": D.NOTES[k % len(D.NOTES)], "iid": m["iid"], "project": m["fp"]}}
-                      for k, m in enumerate(pick(rows, 12, 428))])
+    out = []
+    for k, m in enumerate(pick(rows, 12, 428)):
+        text = D.NOTES[k % len(D.NOTES)]
+        if text not in D.note_bodies(db, "merge_request", m["id"]):  # doing nothing must not pass
+            out.append({"values": {"text": text, "iid": m["iid"], "project": m["fp"]}})
+    return inst(428, out)
 
 
 def _token_eval(i: Instance) -> dict[str, Any]:

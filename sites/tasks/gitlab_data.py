@@ -97,6 +97,12 @@ def quiet_mrs(db: SeedData, full_path: str) -> list[dict]:
     return out
 
 
+def note_bodies(db: SeedData, kind: str, target_id: int) -> str:
+    """Every comment on an issue or merge request, joined (what `#notes-list` shows)."""
+    rows = conn(db).execute("SELECT body FROM notes WHERE target_type = ? AND target_id = ?", (kind, target_id))
+    return "\n".join(r[0] for r in rows)
+
+
 def user_name(db: SeedData, username: str) -> str:
     row = GQ.user(conn(db), username)
     if row is None:

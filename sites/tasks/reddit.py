@@ -157,7 +157,8 @@ INFO = [
 
 # -- state-changing -----------------------------------------------------------------------------------------------
 def _new_post(db: SeedData) -> list[Instance]:
-    return inst(321, [{"values": {"forum": f, "title": t}} for f, t in D.new_titles(12, 321)])
+    seeded = {r[0] for r in D.conn(db).execute("SELECT title FROM submissions")}
+    return inst(321, [{"values": {"forum": f, "title": t}} for f, t in D.new_titles(12, 321) if t not in seeded])
 
 
 def _vote_targets(db: SeedData, tid: int, sort: str, choice: int) -> list[Instance]:
@@ -178,9 +179,13 @@ def _replies(db: SeedData) -> list[Instance]:
 
 
 def _comments(db: SeedData) -> list[Instance]:
-    rows = pick(D.searchable_posts(db), 12, 325)
-    return inst(325, [{"values": {"text": D.COMMENTS[(k + 3) % len(D.COMMENTS)], "title": p["title"]},
-                       "data": {"path": p["path"], "n": p["n_comments"]}} for k, p in enumerate(rows)])
+    out = []
+    for k, p in enumerate(pick(D.searchable_posts(db), 12, 325)):
+        text = D.COMMENTS[(k + 3) % len(D.COMMENTS)]
+        if all(c["body"] != text for c in FQ.comments(D.conn(db), p["id"])):  # doing nothing must not pass
+            out.append({"values": {"text": text, "title": p["title"]},
+                        "data": {"path": p["path"], "n": p["n_comments"]}})
+    return inst(325, out)
 
 
 def _bios(db: SeedData) -> list[Instance]:

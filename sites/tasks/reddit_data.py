@@ -24,8 +24,8 @@ TITLE_FORMS = ["Weekly thread: share your favourite {t}", "Beginner question abo
                "Five minutes on {t}: my take"]
 COMMENTS = ["Thanks for sharing, this was useful.", "I had the same experience last spring.",
             "Could you post a follow-up next week?", "Great point, I had not thought of that.",
-            "Bookmarking this for later.", "Respectfully, I see it differently.",
-            "This made my morning, thank you.", "Do you have a source for that?",
+            "Saving this thread for the weekend.", "Respectfully, I see it differently.",
+            "This made my morning, thank you.", "Where did you read about this?",
             "Agreed, and the comments here are gold.", "Welcome aboard, glad you posted this."]
 BIOS = ["Amateur astronomer and weekend baker.", "Retired teacher who reads too many mysteries.",
         "I collect old maps and fix bicycles.", "Grandfather of four, fan of crossword puzzles.",
