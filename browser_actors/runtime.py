@@ -54,6 +54,9 @@ class LoopThread:
         self._thread.start()
 
     def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+        if not self._thread.is_alive() or self.loop.is_closed():
+            coro.close()
+            raise RuntimeError("this BrowserActor is closed")
         fut = asyncio.run_coroutine_threadsafe(coro, self.loop)
         try:
             return fut.result(timeout)

@@ -145,3 +145,5 @@ def test_step_before_reset_is_a_clear_error():
             a.step(R.Scroll(direction="down"))
     finally:
         a.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        a.step(R.Scroll(direction="down"))

@@ -1,0 +1,156 @@
+"""Browser-actor step time (action + next observation) against a fixed-sleep baseline measured in the same run.
+
+The baseline is the paper's code's settle policy: the same BrowserActor, the same actions and the same
+observation extraction, but after every action `page.wait_for_timeout(3000)` instead of our settle wait
+(load state + network quiet + DOM mutation-quiet). Only the waiting differs, so the ratio is what the settle
+policy buys. Pages: the local test fixtures and, when the sites package exists, the bundled shopping site.
+
+    .venv/bin/python bench/bench_browser.py [--steps 20] [--baseline-steps 4]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "browser_actors")]
+
+from browser_actors.actor import BrowserActor  # noqa: E402
+from common import records as R  # noqa: E402
+from common.config import RolloutConfig  # noqa: E402
+from common.tasks import Task  # noqa: E402
+
+FIXED_SLEEP_MS = 3000
+
+
+class FixedSleepActor(BrowserActor):
+    """The baseline: sleeps a fixed 3 s after each action, as WebAgent-R1's / WebArena's harness code does."""
+
+    async def _settle(self, page: Any) -> None:
+        await page.wait_for_timeout(FIXED_SLEEP_MS)
+
+
+def _id(obs: R.Observation, pattern: str) -> str:
+    m = re.search(pattern, obs.text)
+    if not m:
+        raise RuntimeError(f"bench page changed: {pattern!r} not in observation:\n{obs.text[:1500]}")
+    return m.group(1)
+
+
+def fixture_steps(base: str) -> list:
+    """A loop of steps over the fixture pages; each entry maps the current observation to an action."""
+    return [
+        lambda o: R.Click(element_id=_id(o, r'<button id="(\d+)"> Increment')),
+        lambda o: R.Type(element_id=_id(o, r'<input id="(\d+)" name="q"'), text="laptop", press_enter=False),
+        lambda o: R.Select(element_id=_id(o, r'<select id="(\d+)" name="color"'), text="Blue"),
+        lambda o: R.Scroll(direction="down"),
+        lambda o: R.Click(element_id=_id(o, r'<a id="(\d+)" href="/page2.html"> Second page')),
+        lambda o: R.Click(element_id=_id(o, r'<a id="(\d+)" href="/index.html"> Back home')),
+    ]
+
+
+def site_steps(urls: dict[str, str]) -> list:
+    shop = urls["shopping"]
+    return [
+        lambda o: R.Type(element_id=_id(o, r'<input id="(\d+)" name="q"'), text="camera"),
+        lambda o: R.Click(element_id=_id(o, r'<a id="(\d+)" href="/[a-z0-9-]+\.html"> [^<]*Camera')),
+        lambda o: R.GoBack(),
+        lambda o: R.Goto(url=f"{shop}/checkout/cart/"),
+        lambda o: R.Goto(url=f"{shop}/"),
+    ]
+
+
+def run_steps(
+    actor: BrowserActor, task: Task, steps: list, n: int, sandbox: str | None = None
+) -> list[float]:
+    obs = actor.reset(task, sandbox=sandbox)
+    times = []
+    for i in range(n):
+        action = steps[i % len(steps)](obs)
+        t0 = time.perf_counter()
+        obs = actor.step(action)
+        times.append(time.perf_counter() - t0)
+        if obs.last_action_error or obs.infra_error:
+            raise RuntimeError(f"step {i} {action}: {obs.last_action_error or obs.infra_error}")
+        if i % len(steps) == len(steps) - 1:
+            obs = actor.reset(task, sandbox=sandbox)  # the loop starts again from the start page
+    return times
+
+
+def compare(label: str, make_actor: Any, task: Task, steps: list, args: Any, sandbox: Any = None) -> None:
+    results = {}
+    for name, cls, n in (
+        ("settle wait", BrowserActor, args.steps),
+        ("fixed 3 s sleep", FixedSleepActor, args.baseline_steps),
+    ):
+        actor = make_actor(cls)
+        try:
+            run_steps(actor, task, steps, 2, sandbox() if sandbox else None)  # warm-up: browser, caches
+            results[name] = run_steps(actor, task, steps, n, sandbox() if sandbox else None)
+        finally:
+            actor.close()
+    ours, base = statistics.median(results["settle wait"]), statistics.median(results["fixed 3 s sleep"])
+    print(f"{label}: median step (action + next observation) over {len(results['settle wait'])} steps")
+    print(
+        f"  ours (settle wait)        {ours * 1e3:8.1f} ms   p90 {_p90(results['settle wait']) * 1e3:8.1f} ms"
+    )
+    print(f"  baseline (fixed 3 s)      {base * 1e3:8.1f} ms   ({len(results['fixed 3 s sleep'])} steps)")
+    print(f"  ratio                     {base / ours:8.1f}x faster than the fixed-sleep baseline")
+
+
+def _p90(xs: list[float]) -> float:
+    return sorted(xs)[max(0, int(len(xs) * 0.9) - 1)]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--steps", type=int, default=24, help="steps measured with our settle wait")
+    ap.add_argument("--baseline-steps", type=int, default=4, help="steps measured with the 3 s sleep")
+    ap.add_argument("--mode", choices=["html", "axtree"], default="html")
+    args = ap.parse_args()
+    cfg = RolloutConfig(observation=args.mode, obs_max_tokens=4000)
+
+    from ba_fixture_server import FixtureServer
+
+    with FixtureServer() as srv:
+        task = Task(
+            sites=[], task_id="bench", start_url=srv.url("index.html"), intent="x", eval={"eval_types": []}
+        )
+        compare(
+            f"local fixture pages ({args.mode})", lambda cls: cls(cfg), task, fixture_steps(srv.base), args
+        )
+    try:
+        from sites.server import SiteServer
+    except ImportError:
+        print("bundled sites: not available (sites.server missing)")
+        return
+    with tempfile.TemporaryDirectory() as tmp, SiteServer(base_port=0, data_dir=tmp) as sites:
+        task = Task(
+            sites=["shopping"],
+            task_id="bench-shop",
+            start_url=sites.urls["shopping"] + "/",
+            require_login=True,
+            storage_state="./.auth/shopping_state.json",
+            intent="x",
+            eval={"eval_types": []},
+        )
+        make = lambda cls: cls(cfg, auth_dir=str(sites.auth_dir), env_urls=sites.urls)  # noqa: E731
+        compare(
+            f"bundled shopping site ({args.mode})",
+            make,
+            task,
+            site_steps(sites.urls),
+            args,
+            sandbox=sites.new_sandbox,
+        )
+
+
+if __name__ == "__main__":
+    main()
