@@ -130,3 +130,23 @@ def dashboard_count(db: SeedData, kind: str, role: str, state: str) -> int:
            "project_members m WHERE m.project_id = x.project_id AND m.user_id = ?))")
     sql = f"SELECT count(*) FROM {table} x WHERE {who} AND {vis} AND x.state = ?"  # noqa: S608 - fixed names
     return c.execute(sql, (me, me, state)).fetchone()[0]
+
+
+def sample_projects(db: SeedData, n: int, seed: int, cond: Any = None) -> list[dict]:
+    """A deterministic sample of the projects the default user can open (those meeting `cond`)."""
+    from sites.tasks.base import pick
+
+    return pick([p for p in visible_projects(db) if cond is None or cond(p)], n, seed)
+
+
+def issue_rows(db: SeedData, paths: list[str], state: str, cond: Any, n: int, seed: int) -> list[dict]:
+    """A deterministic sample of quiet issues (with their project as `fp`) of the given projects."""
+    from sites.tasks.base import pick
+
+    return pick([dict(i, fp=fp) for fp in paths for i in quiet_issues(db, fp, state) if cond(i)], n, seed)
+
+
+def go_issue(i: Instance) -> Any:
+    from sites.tasks.steps import Go
+
+    return Go(f"/{i.values['project']}/-/issues/{i.values['iid']}", why=f"open issue #{i.values['iid']}")
