@@ -319,8 +319,8 @@ def _sort_instances(db: SeedData) -> list[Instance]:
 
 def _search_instances(db: SeedData) -> list[Instance]:
     nouns = sorted({n for subs in CD.CATALOG.values() for nouns, _ in subs.values() for n in nouns})
-    words = [n.lower() for n in pick(nouns, 8, 132)] + [f"{b} {a}".lower() for b, a in
-                                                         zip(pick(CD.BRANDS, 4, 1320), pick(CD.ADJECTIVES, 4, 1321))]
+    pairs = zip(pick(CD.BRANDS, 4, 1320), pick(CD.ADJECTIVES, 4, 1321), strict=True)
+    words = [n.lower() for n in pick(nouns, 8, 132)] + [f"{b} {a}".lower() for b, a in pairs]
     return inst(132, [{"values": {"query": w}} for w in words])
 
 

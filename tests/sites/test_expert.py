@@ -86,7 +86,7 @@ def test_expert_scores_one_on_a_sample(runs):
     bad = [(t.task_id, r.score, [c.why for c in r.checks if c.score != 1], tr.meta.get("expert_error"))
            for t, tr, r in runs if r.score != 1.0]
     assert not bad, bad
-    for task, traj, _ in runs:
+    for _, traj, _ in runs:
         assert traj.source == "expert" and traj.termination == "stop"
         assert isinstance(traj.turns[-1].action, Stop)
         assert all(turn.completion_text and turn.observation.text for turn in traj.turns)
