@@ -6,7 +6,8 @@
 
 How a site adds its templates (plug-in style; shop and shop admin are the worked examples):
 1. Write `sites/tasks/<module>.py` with `TEMPLATES: list[Template]` and list the module in `TASK_MODULES` below
-   (already there: shop, shop_admin, reddit, gitlab). A module that does not exist yet is skipped.
+   (already there: shop + shop_actions, shop_admin + shop_admin_actions, reddit, gitlab; a site may spread its
+   templates over several modules to keep files small). A module that does not exist yet is skipped.
 2. A `Template(id, site, intent_template, kind, eval_types, instances, evaluate, solve, start_path, held_out)`:
    - `id`: the `intent_template_id`, unique over all sites; ranges: shopping 100-199, shopping_admin 200-299,
      reddit 300-399, gitlab 400-499. Task ids are `id * 1000 + instance index`, stable whatever the split.
@@ -40,7 +41,8 @@ from typing import Any
 
 from sites.tasks.base import Instance, SeedData, Template
 
-TASK_MODULES = ["sites.tasks.shop", "sites.tasks.shop_admin", "sites.tasks.reddit", "sites.tasks.gitlab"]
+TASK_MODULES = ["sites.tasks.shop", "sites.tasks.shop_actions", "sites.tasks.shop_admin", "sites.tasks.shop_admin_actions",
+                "sites.tasks.reddit", "sites.tasks.gitlab"]
 TEST_FRACTION = 0.2
 SPLITS = ("train", "test")
 
