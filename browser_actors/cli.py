@@ -12,6 +12,7 @@ import argparse
 import sys
 
 from common.config import RolloutConfig
+from common.records import Observation
 from common.tasks import Task
 
 
@@ -68,12 +69,12 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _show(obs, label: str, as_json: bool) -> None:  # type: ignore[no-untyped-def]
+def _show(obs: Observation, label: str, as_json: bool) -> None:
+    from browser_actors.observation import render
+
     if as_json:
         print(obs.model_dump_json())
     else:
         print(f"===== {label}")
-        print(obs.text)
-        if obs.infra_error:
-            print(f"(infrastructure: {obs.infra_error})")
+        print(render(obs))
     sys.stdout.flush()

@@ -1,12 +1,14 @@
 """Observation text: one in-page pass (dom.js) for ids and simplified HTML, CDP for the accessibility tree.
 
-Layout of `Observation.text` (what the model reads):
+`Observation.text` is the page content only (simplified HTML or accessibility tree), cut to the token budget with
+a visible marker; the URL, the tabs and the last error travel in their own fields, because the prompt builder
+(common/prompts.py) lays them out itself. `render(obs)` gives the full view for people and scripts:
 
     URL: http://127.0.0.1:7770/checkout/cart/
     Tabs: [0] Shopping Cart (active) | [1] Order #12
     Error: <the previous action's error, only when there is one>
     ----
-    <simplified HTML or accessibility tree, cut to the token budget with a visible marker>
+    <the page content>
 
 `Observation.short` is the compressed form for earlier turns in the history: URL, title and the first headings.
 Tokens are estimated as characters / 4 unless a tokenizer's `count_tokens(str) -> int` is supplied.
@@ -52,12 +54,17 @@ def truncate(text: str, max_tokens: int, count: TokenCounter = approx_tokens) ->
     return "\n".join(kept + [TRUNCATION_MARKER.format(n=len(lines) - lo)]), True
 
 
-def header(url: str, tabs: list[str], active: int, error: str | None) -> str:
-    tab_line = " | ".join(f"[{i}] {t}" + (" (active)" if i == active else "") for i, t in enumerate(tabs))
-    lines = [f"URL: {url}", f"Tabs: {tab_line}"]
-    if error:
-        lines.append(f"Error: {error}")
-    return "\n".join(lines) + "\n----\n"
+def render(obs: Observation) -> str:
+    """The observation as people read it: URL, tabs, last error (and infrastructure note), then the content."""
+    tabs = " | ".join(
+        f"[{i}] {t}" + (" (active)" if i == obs.active_tab else "") for i, t in enumerate(obs.tabs)
+    )
+    lines = [f"URL: {obs.url}", f"Tabs: {tabs}"]
+    if obs.last_action_error:
+        lines.append(f"Error: {obs.last_action_error}")
+    if obs.infra_error:
+        lines.append(f"Infrastructure: {obs.infra_error}")
+    return "\n".join(lines) + "\n----\n" + obs.text
 
 
 def short_form(url: str, title: str, headings: list[str]) -> str:
@@ -94,10 +101,9 @@ async def build(
     body = result["html"] if mode == "html" else await _axtree(cdp)
     tabs = await tab_titles(pages)
     active = pages.index(page) if page in pages else 0
-    head = header(page.url, tabs, active, error)
-    body, cut = truncate(body or "(empty page)", max(1, max_tokens - count(head)), count)
+    body, cut = truncate(body or "(empty page)", max_tokens, count)
     return Observation(
-        text=head + body,
+        text=body,
         short=short_form(page.url, result["title"], result["headings"]),
         url=page.url,
         title=result["title"],

@@ -105,7 +105,7 @@ def test_tabs(actor, server):
     obs = actor.step(R.Goto(url=server.url("page2.html")))
     assert obs.tabs == ["Fixture Home", "Second Page"]
     obs = actor.step(R.TabFocus(tab_index=0))
-    assert obs.active_tab == 0 and obs.url.endswith("/index.html") and "[0] Fixture Home (active)" in obs.text
+    assert obs.active_tab == 0 and obs.url.endswith("/index.html") and "Increment" in obs.text
     obs = actor.step(R.TabFocus(tab_index=7))
     assert "no tab 7" in obs.last_action_error and obs.active_tab == 0
     obs = actor.step(R.CloseTab())

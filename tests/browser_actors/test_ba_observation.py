@@ -6,7 +6,7 @@ import re
 
 from conftest import fast_cfg, make_task
 
-from browser_actors.observation import TRUNCATION_MARKER, approx_tokens, truncate
+from browser_actors.observation import TRUNCATION_MARKER, approx_tokens, render, truncate
 from common import records as R
 
 
@@ -23,7 +23,8 @@ def _id_of(text: str, pattern: str) -> str:
 def test_html_ids_visibility_and_header(actor, server):
     obs = actor.reset(make_task(server.url("index.html")))
     assert obs.mode == "html" and obs.url.endswith("/index.html") and obs.title == "Fixture Home"
-    assert obs.text.startswith(f"URL: {obs.url}\nTabs: [0] Fixture Home (active)\n----\n")
+    assert obs.text.startswith('<h1 id="1"> Fixture Home </h1>')  # content only; URL and tabs are fields
+    assert render(obs) == f"URL: {obs.url}\nTabs: [0] Fixture Home (active)\n----\n" + obs.text
     assert obs.tabs == ["Fixture Home"] and obs.active_tab == 0 and obs.last_action_error is None
     body = obs.text
     for shown in (
@@ -167,7 +168,7 @@ def test_token_budget_cuts_with_a_visible_marker(server):
     finally:
         a.close()
     assert obs.truncated and "observation truncated" in obs.text and counted
-    assert words(obs.text) <= 60 and obs.text.startswith("URL: ")
+    assert words(obs.text) <= 60 and obs.text.startswith("<h1")
 
 
 def test_truncate_unit():

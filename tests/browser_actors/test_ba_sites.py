@@ -53,7 +53,7 @@ def test_shop_search_and_cart_in_own_sandbox(site_server):
         ]
         # a second episode without a sandbox sees the read-only default: the cart write stayed in the sandbox
         obs = a.reset(_task("__SHOPPING__/checkout/cart/", "shopping"))
-        assert not re.search(r"[Cc]amera", obs.text.split("----", 1)[1])
+        assert not re.search(r"[Cc]amera", obs.text)
         # other sites are off the allow-list of a shopping task
         obs = a.step(R.Goto(url=site_server.urls["reddit"] + "/forums"))
         assert "blocked" in obs.last_action_error
