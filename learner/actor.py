@@ -35,8 +35,6 @@ from learner.samples import Batch, Sample, collate, demo_samples, micro_batches,
 class LearnerActor:
     def __init__(self, cfg: TrainConfig, *, world_size: int = 1, rank: int = 0, model_path: str | None = None,
                  checkpoint_root: str | None = None) -> None:
-        from transformers import AutoTokenizer
-
         eng.init_distributed(world_size, rank)
         self.cfg, self.world_size, self.rank = cfg, world_size, rank
         self.model_path = model_path or cfg.model_path
@@ -47,9 +45,12 @@ class LearnerActor:
         self.engine, self.scheduler = eng.build_engine(eng.load_model(self.model_path, cfg), cfg, world_size)
         self.engine.train()
         self.ref = eng.build_reference(self.model_path, cfg, world_size) if cfg.rl.kl_beta > 0 else None
-        self.tokenizer = AutoTokenizer.from_pretrained(self.model_path)
-        pad = self.tokenizer.pad_token_id
-        self.pad_id = int(pad if pad is not None else (self.tokenizer.eos_token_id or 0))
+        self.tokenizer = _load_tokenizer(self.model_path)
+        pad = self.tokenizer.pad_token_id if self.tokenizer is not None else None
+        if pad is None:  # padding is masked out, so any id works; prefer the model's own
+            mc = self.engine.module.config
+            pad = mc.pad_token_id if mc.pad_token_id is not None else (mc.eos_token_id or 0)
+        self.pad_id = int(pad[0] if isinstance(pad, list) else pad)
         self.state: dict[str, Any] = {"iteration": 0, "bc_steps": 0, "rl_steps": 0, "optimizer_steps": 0,
                                       "weight_version": 0, "extra": {}}
         self._pushers: dict[str, Any] = {}
@@ -306,6 +307,20 @@ class LearnerActor:
             return None
         self.load_checkpoint(found)
         return str(found)
+
+
+def _load_tokenizer(path: str) -> Any:
+    """The model folder's tokenizer, copied into checkpoints; a folder without one (a random model built from a
+    config, as in bench/) trains all the same, since the learner never tokenizes text."""
+    from transformers import AutoTokenizer
+
+    try:
+        return AutoTokenizer.from_pretrained(path)
+    except (OSError, ValueError) as e:
+        import warnings
+
+        warnings.warn(f"no tokenizer in {path} ({e}); checkpoints will hold none", stacklevel=2)
+        return None
 
 
 def _add_mismatch(acc: list[float], train_lp: torch.Tensor, b: Batch) -> None:
