@@ -37,30 +37,50 @@ class FixedSleepActor(BrowserActor):
         await page.wait_for_timeout(FIXED_SLEEP_MS)
 
 
-def _id(obs: R.Observation, pattern: str) -> str:
-    m = re.search(pattern, obs.text)
+def _id(obs: R.Observation, html: str, axtree: str) -> str:
+    """The element id matched by the pattern of the observation's mode (ids are the same in both modes)."""
+    m = re.search(html if obs.mode == "html" else axtree, obs.text)
     if not m:
-        raise RuntimeError(f"bench page changed: {pattern!r} not in observation:\n{obs.text[:1500]}")
+        raise RuntimeError(f"bench page changed: no match in the {obs.mode} observation:\n{obs.text[:1500]}")
     return m.group(1)
 
 
 def fixture_steps(base: str) -> list:
     """A loop of steps over the fixture pages; each entry maps the current observation to an action."""
     return [
-        lambda o: R.Click(element_id=_id(o, r'<button id="(\d+)"> Increment')),
-        lambda o: R.Type(element_id=_id(o, r'<input id="(\d+)" name="q"'), text="laptop", press_enter=False),
-        lambda o: R.Select(element_id=_id(o, r'<select id="(\d+)" name="color"'), text="Blue"),
+        lambda o: R.Click(
+            element_id=_id(o, r'<button id="(\d+)"> Increment', r"\[(\d+)\] button 'Increment'")
+        ),
+        lambda o: R.Type(
+            element_id=_id(o, r'<input id="(\d+)" name="q"', r"\[(\d+)\] textbox 'Query'"),
+            text="laptop",
+            press_enter=False,
+        ),
+        lambda o: R.Select(
+            element_id=_id(o, r'<select id="(\d+)" name="color"', r"\[(\d+)\] combobox"), text="Blue"
+        ),
         lambda o: R.Scroll(direction="down"),
-        lambda o: R.Click(element_id=_id(o, r'<a id="(\d+)" href="/page2.html"> Second page')),
-        lambda o: R.Click(element_id=_id(o, r'<a id="(\d+)" href="/index.html"> Back home')),
+        lambda o: R.Click(
+            element_id=_id(
+                o, r'<a id="(\d+)" href="/page2.html"> Second page', r"\[(\d+)\] link 'Second page'"
+            )
+        ),
+        lambda o: R.Click(
+            element_id=_id(o, r'<a id="(\d+)" href="/index.html"> Back home', r"\[(\d+)\] link 'Back home'")
+        ),
     ]
 
 
 def site_steps(urls: dict[str, str]) -> list:
     shop = urls["shopping"]
+    product_html = r'<a id="(\d+)" href="/[a-z0-9-]+\.html"> [^<]*Camera'
+    product_ax = r"\[(\d+)\] link '[^']*Camera[^']*' url: http://[^/]+/[a-z0-9-]+\.html"
     return [
-        lambda o: R.Type(element_id=_id(o, r'<input id="(\d+)" name="q"'), text="camera"),
-        lambda o: R.Click(element_id=_id(o, r'<a id="(\d+)" href="/[a-z0-9-]+\.html"> [^<]*Camera')),
+        lambda o: R.Type(
+            element_id=_id(o, r'<input id="(\d+)" name="q"', r"\[(\d+)\] (?:textbox|searchbox) 'Search"),
+            text="camera",
+        ),
+        lambda o: R.Click(element_id=_id(o, product_html, product_ax)),
         lambda o: R.GoBack(),
         lambda o: R.Goto(url=f"{shop}/checkout/cart/"),
         lambda o: R.Goto(url=f"{shop}/"),
