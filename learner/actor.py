@@ -179,11 +179,12 @@ class LearnerActor:
                                        sample_weights=b.weights * self.world_size, ref_logprobs=ref[k],
                                        kl_beta=rl.kl_beta if kl_on else 0.0)
                 self.engine.backward(loss, scale_wrt_gas=False)
-                if update == 0:
+                if update == 0:  # the loss of the batch as it came, and the engine/learner mismatch
                     loss_sum += loss.item() / self.world_size
+                    _add_mismatch(mismatch, old_k, b)
+                if update == rl.updates_per_batch - 1:  # ratio / clip / KL after the earlier updates moved pi
                     for key in sums:
                         sums[key] += st[key]
-                    _add_mismatch(mismatch, old_k, b)
             norms.append(self._optimizer_step())
         n = max(sums["tokens"], 1.0)
         metrics.update(loss=loss_sum, grad_norm=norms[-1], kl=sums["ref_kl_sum"] / n, clip_frac=sums["clipped"] / n,

@@ -121,3 +121,20 @@ def test_train_bc_takes_tokenized_turns_and_counts_steps(learner):
     assert out["steps"] == 4 and len(out["history"]) == 4 and out["tokens_per_s"] > 0
     assert learner.iteration == it + 4 and learner.state["bc_steps"] == bc + 4
     assert learner.resume() == rl  # the driver resumes RL from the RL steps done
+
+
+def test_several_updates_per_batch_use_recomputed_old_logprobs(learner):
+    prompt = list(range(1200, 1230))
+    group = TrajectoryGroup(task_id=11, trajectories=[
+        Trajectory(task_id=11, sample_idx=0, turns=[_turn(0, prompt, [1300, 1301])], reward=1.0),
+        Trajectory(task_id=11, sample_idx=1, turns=[_turn(0, prompt, [1400, 1401])], reward=0.0)])
+    steps = learner.state["optimizer_steps"]
+    learner.cfg.rl.updates_per_batch = 3
+    try:
+        m = learner.rl_step([group])
+    finally:
+        learner.cfg.rl.updates_per_batch = 1
+    assert learner.state["optimizer_steps"] == steps + 3
+    # the last pass sees pi_theta != pi_old (two updates later): the ratio moved away from 1
+    assert m["approx_kl"] > 0 and m["ratio_mean"] != pytest.approx(1.0, abs=1e-6)
+    assert 0.0 <= m["clip_frac"] <= 1.0
