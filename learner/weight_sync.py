@@ -200,7 +200,7 @@ class WeightPusher:
         return stats
 
     async def _push_staged(self, named: NamedTensors, engines: Sequence[Any], version: int) -> PushStats:
-        from rollout_workers.inference import call
+        from rollout_workers.remote import call
 
         t0 = time.perf_counter()
         folder: Path | None = None
@@ -232,7 +232,7 @@ class WeightPusher:
         if not torch.cuda.is_available():
             raise RuntimeError("weight push 'nccl' needs CUDA GPUs on the learner and the engines (NCCL "
                                "broadcast); this machine has none: use 'file' (same node) or 'object_store'")
-        from rollout_workers.inference import call
+        from rollout_workers.remote import call
 
         t0 = time.perf_counter()
         if self._nccl is None:
@@ -266,7 +266,7 @@ async def _open_nccl_group(engines: Sequence[Any]) -> Any:
 
     from vllm.distributed.weight_transfer.nccl_common import trainer_init
 
-    from rollout_workers.inference import call
+    from rollout_workers.remote import call
 
     host = socket.gethostbyname(socket.gethostname())
     with socket.socket() as s:

