@@ -88,7 +88,7 @@ class Run:
         samples = tokenize_demos(demos, self.stack.builder)
         print(f"[train] BC on {len(demos)} demonstrations ({len(samples)} turns)", flush=True)
         stats = await self.learner.train_bc.remote(samples, self.cfg.bc.epochs)
-        self._log({"phase": "bc", **stats})
+        self._log({"phase": "bc", "demos": len(demos), "turns": len(samples), **stats})
         await self._push()
         await self.learner.save_checkpoint.remote(tag="bc")
 
@@ -152,7 +152,8 @@ class Run:
         self.history.append(record)
         with open(self.out / "log.jsonl", "a", encoding="utf-8") as f:
             f.write(json.dumps(record, default=str) + "\n")
-        brief = {k: v for k, v in record.items() if k in ("phase", "label", "iteration", "success", "loss")}
+        brief = {k: v for k, v in record.items()
+                 if k in ("phase", "label", "iteration", "success", "loss", "demos", "loss_first", "loss_last")}
         if "rollout" in record:
             brief["success"] = record["rollout"]["success"]
             brief["loss"] = record["learner"].get("loss")

@@ -84,8 +84,9 @@ async def _turn(traj, index, task, obs, browser, router, builder, sampling, gram
     t_prompt = time.perf_counter() - t0
     budget = sampling.max_tokens
     if max_context is not None:
-        budget = min(budget, max_context - len(prompt_ids))
-        if budget < 16:  # the history no longer fits: end the episode as the paper's code does at max context
+        room = max_context - len(prompt_ids)
+        budget = min(budget, room)
+        if room < min(16, sampling.max_tokens):  # the history no longer fits: end the episode (as at max turns)
             traj.termination = "max_turns"
             traj.meta["context_overflow"] = True
             return obs, True

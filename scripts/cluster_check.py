@@ -56,9 +56,9 @@ def main() -> int:
         sh(ray, "start", f"--address=127.0.0.1:{gcs}", "--num-cpus=1", "--resources", '{"browser": 2}', env=env)
         out = work / "run"
         overrides = [
-            f"model.path={model}", "model.max_context=2048", "phases=[bc, rl, eval]",
+            f"model.path={model}", "model.max_context=4096", "phases=[bc, rl, eval]",
             "inference.max_new_tokens=12", "inference.cpu_kvcache_gb=1",
-            "rollout.max_turns=2", "rollout.num_browsers=2", "rollout.obs_max_tokens=400",
+            "rollout.max_turns=2", "rollout.num_browsers=2", "rollout.obs_max_tokens=1500",
             "bc.max_demos=2", "bc.epochs=1", "rl.iterations=1", "rl.tasks_per_iteration=1", "rl.group_size=2",
             "environment.base_port=0", "eval.max_tasks=1", f"logging.output_dir={out}", "logging.progress=false",
         ]
