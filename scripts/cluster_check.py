@@ -5,7 +5,8 @@ the CPU preset (shrunk to a tiny model and budget), and browser actors placed on
 
 1. `ray start --head` (dashboard on 127.0.0.1) offering no `browser` resource, then a second node joining with
    `--resources '{"browser": 2}'` — exactly how a user adds a browser machine.
-2. `ray job submit --working-dir . -- python -m learner.train --config configs/cpu_demo.yaml --set ...`.
+2. `ray job submit -- python -m learner.train --config configs/cpu_demo.yaml --set ...` (see the comment at the
+   submit for why this local check does not pass `--working-dir .` as a real cluster does).
 3. Reads the actor table through Ray's state API: every BrowserActor ran on the browser node, and the job
    succeeded with an RL iteration logged.
 4. `ray stop` (unless --keep). It stops every Ray on the machine, which is why this is not run inside pytest.
@@ -42,7 +43,9 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--keep", action="store_true", help="leave the cluster running")
     args = ap.parse_args()
-    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "DS_ACCELERATOR": "cpu", "HF_HUB_OFFLINE": "1",
+    # Ray 2.60 starts a head with token authentication; every process of the check uses the same mode and the
+    # token the head writes to ~/.ray/auth_token (deploy/README.md says the same for real clusters).
+    env = {**os.environ, "PATH": f"{BIN}:{os.environ.get('PATH', '')}", "RAY_AUTH_MODE": "token", "RAY_USAGE_STATS_ENABLED": "0", "DS_ACCELERATOR": "cpu", "HF_HUB_OFFLINE": "1",
            "VLLM_CPU_KVCACHE_SPACE": "1", "TOKENIZERS_PARALLELISM": "false"}
     ray = str(BIN / "ray")
     gcs, dash = free_port(), free_port()
@@ -62,7 +65,10 @@ def main() -> int:
             "bc.max_demos=2", "bc.epochs=1", "rl.iterations=1", "rl.tasks_per_iteration=1", "rl.group_size=2",
             "environment.base_port=0", "eval.max_tasks=1", f"logging.output_dir={out}", "logging.progress=false",
         ]
-        cmd = [ray, "job", "submit", f"--address=http://127.0.0.1:{dash}", "--working-dir", ".",
+        # No --working-dir here, unlike on a real cluster: both simulated nodes share this machine's
+        # /tmp/ray/session_*/runtime_resources, and two runtime-env agents unpacking the same package there
+        # race (one deletes the folder the other's job runs in). The code comes from this checkout instead.
+        cmd = [ray, "job", "submit", f"--address=http://127.0.0.1:{dash}",
                "--submission-id", f"check-{int(time.time())}", "--", "python", "-m", "learner.train",
                "--config", "configs/cpu_demo.yaml"]
         for o in overrides:
@@ -75,6 +81,7 @@ def main() -> int:
 
 
 def verify(dash: int, out: Path) -> int:
+    os.environ["RAY_AUTH_MODE"] = "token"
     from ray.util.state import list_actors, list_nodes
 
     address = f"http://127.0.0.1:{dash}"
