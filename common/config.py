@@ -98,6 +98,7 @@ class LearnerConfig(_Section):
     zero_stage: Literal[0, 1, 2, 3] = Field(2, description="DeepSpeed ZeRO stage")
     micro_batch_tokens: int = Field(4096, description="token budget of one micro-batch")
     max_grad_norm: float = Field(1.0, description="gradient clipping (paper's code: 0.01)")
+    offload_optimizer: bool = Field(False, description="keep optimizer states in host memory (ZeRO offload)")
     weight_decay: float = Field(0.0, description="AdamW weight decay")
     warmup_steps: int = Field(0, description="linear warm-up steps, then constant")
     weight_sync: Literal["file", "object_store", "nccl"] = Field("file", description="how weights reach vLLM")
@@ -114,6 +115,8 @@ class EnvironmentConfig(_Section):
     train_tasks: str = Field("", description="task file for training ('' = the bundled train split)")
     test_tasks: str = Field("", description="task file for evaluation ('' = the bundled test split)")
     auth_dir: str = Field("", description="folder of storage states (<site>_state.json); '' = bundled default")
+    sites: list[str] = Field(default_factory=list,
+                             description="only tasks whose first site is one of these (e.g. [shopping]); [] = all")
     base_port: int = Field(7770, description="first port of the bundled sites")
     start_sites: bool = Field(True, description="start the bundled sites in-process when they are not running")
     reset_command: str = Field("", description="command run before a task with require_reset (real WebArena)")

@@ -66,6 +66,10 @@ def ds_config(cfg: TrainConfig, world_size: int) -> dict[str, Any]:
     if cfg.learner.zero_stage == 3:
         # Saving gathers full weights ourselves; this keeps DeepSpeed from also consolidating them.
         zero.update(stage3_gather_16bit_weights_on_model_save=False)
+    offload = cfg.learner.offload_optimizer and cfg.learner.zero_stage >= 1
+    if offload:
+        # fp32 master weights and Adam moments live in host memory (what lets an 8B learner fit one 80 GB GPU).
+        zero["offload_optimizer"] = {"device": "cpu", "pin_memory": on_gpu()}
     conf: dict[str, Any] = {
         "train_micro_batch_size_per_gpu": 1,
         "gradient_accumulation_steps": 1,
@@ -73,7 +77,9 @@ def ds_config(cfg: TrainConfig, world_size: int) -> dict[str, Any]:
         "gradient_clipping": cfg.learner.max_grad_norm,
         "optimizer": {"type": "AdamW", "params": {
             "lr": cfg.rl.lr, "betas": [0.9, 0.999], "eps": 1e-8,
-            "weight_decay": cfg.learner.weight_decay, "torch_adam": True}},
+            # torch's AdamW avoids compiling DeepSpeed's fused/CPU Adam ops, except with offload, where
+            # DeepSpeed's CPU Adam is the fast path for the host-side step.
+            "weight_decay": cfg.learner.weight_decay, "torch_adam": not offload}},
         "zero_optimization": zero,
         "steps_per_print": 10**9,
         "wall_clock_breakdown": False,

@@ -86,6 +86,10 @@ class Stack:
             tasks = load_split(split)
         else:
             raise ValueError(f"environment.{split}_tasks is required for environment.kind=webarena")
+        if env.sites:
+            tasks = [t for t in tasks if t.sites and t.sites[0] in env.sites]
+        if not tasks:
+            raise ValueError(f"no {split} tasks left (environment.sites={env.sites})")
         return [t.with_urls(self.urls) for t in tasks]
 
     # --- model side ----------------------------------------------------------------------------------------
