@@ -201,6 +201,8 @@ class Executor:
         return None
 
     async def _history(self, page: Any, back: bool) -> str | None:
+        if back and await _at_history_start(page):
+            return "cannot go back: no previous page in this tab"
         before = page.url
         resp = await (page.go_back if back else page.go_forward)(wait_until="commit", timeout=self.timeout)
         if resp is None and page.url == before:
@@ -222,3 +224,18 @@ class Executor:
         nxt = pages[-1] if pages else await ctx.new_page()
         await nxt.bring_to_front()
         return nxt, None
+
+
+async def _at_history_start(page: Any) -> bool:
+    """True when nothing but blank pages lie behind the current entry, so go_back would leave the task's pages.
+    (The reset also forgets the blank entry, but that can race with the start page's own commit.)"""
+    try:
+        cdp = await page.context.new_cdp_session(page)
+        try:
+            hist = await cdp.send("Page.getNavigationHistory")
+        finally:
+            await cdp.detach()
+    except Exception:  # noqa: BLE001 - without CDP, fall back to Playwright's own answer
+        return False
+    earlier = hist["entries"][: hist["currentIndex"]]
+    return all(e.get("url", "") in ("about:blank", "") for e in earlier)
