@@ -119,8 +119,10 @@ async def main_async(args) -> dict:
     seq = await run_mode(engine, False, args, vocab)
     await engine._engine.reset_prefix_cache()  # both modes start from a cold cache
     con = await run_mode(engine, True, args, vocab)
-    print(f"sequential {seq}\nconcurrent {con}\nspeed-up x{con['tokens_per_s'] / seq['tokens_per_s']:.2f}",
-          flush=True)
+    print(
+        f"sequential {seq}\nconcurrent {con}\nspeed-up x{con['tokens_per_s'] / seq['tokens_per_s']:.2f}",
+        flush=True,
+    )
     pushes = await bench_pushes(engine, path, args.pushes)
     await engine.shutdown()
     return {

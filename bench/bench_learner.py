@@ -52,10 +52,16 @@ def make_groups(args, vocab: int):
     for g in range(args.groups):
         trajs = []
         for i in range(args.group_size):
-            turns = [Turn(index=k, observation=Observation(text=""),
-                          prompt_ids=[rng.randrange(100, vocab) for _ in range(args.prompt)],
-                          completion_ids=[rng.randrange(100, vocab) for _ in range(args.completion)],
-                          logprobs=[-2.0] * args.completion) for k in range(args.turns)]
+            turns = [
+                Turn(
+                    index=k,
+                    observation=Observation(text=""),
+                    prompt_ids=[rng.randrange(100, vocab) for _ in range(args.prompt)],
+                    completion_ids=[rng.randrange(100, vocab) for _ in range(args.completion)],
+                    logprobs=[-2.0] * args.completion,
+                )
+                for k in range(args.turns)
+            ]
             trajs.append(Trajectory(task_id=g, sample_idx=i, turns=turns, reward=float(i % 2)))
         groups.append(TrajectoryGroup(task_id=g, trajectories=trajs))
     return groups
@@ -70,7 +76,9 @@ class PlainLoop:
 
         from learner.samples import demo_samples, micro_batches
 
-        self.net = AutoModelForCausalLM.from_pretrained(model, dtype=torch.float32, attn_implementation="sdpa")
+        self.net = AutoModelForCausalLM.from_pretrained(
+            model, dtype=torch.float32, attn_implementation="sdpa"
+        )
         self.net.train()
         self.opt = torch.optim.AdamW(self.net.parameters(), lr=cfg.bc.lr)
         self.clip, self.same = cfg.learner.max_grad_norm, same_forward
@@ -86,16 +94,26 @@ class PlainLoop:
 
         b = collate([self.samples[i] for i in idx], pad_id=0)
         if self.same:
-            out = self.net(input_ids=b.input_ids, attention_mask=b.attention_mask, position_ids=b.position_ids,
-                           logits_to_keep=b.logits_to_keep, use_cache=False)
+            out = self.net(
+                input_ids=b.input_ids,
+                attention_mask=b.attention_mask,
+                position_ids=b.position_ids,
+                logits_to_keep=b.logits_to_keep,
+                use_cache=False,
+            )
             total = sum(s.trained_tokens for s in self.samples)
             return sft_loss(token_logprobs(out.logits[:, :-1], b.targets), b.mask, total)
         labels = b.input_ids.clone()
         full_mask = torch.zeros_like(labels)
-        full_mask[:, -b.mask.shape[1]:] = b.mask.long()
+        full_mask[:, -b.mask.shape[1] :] = b.mask.long()
         labels[full_mask == 0] = -100  # prompts masked out, the usual way
-        out = self.net(input_ids=b.input_ids, attention_mask=b.attention_mask, position_ids=b.position_ids,
-                       labels=labels, use_cache=False)
+        out = self.net(
+            input_ids=b.input_ids,
+            attention_mask=b.attention_mask,
+            position_ids=b.position_ids,
+            labels=labels,
+            use_cache=False,
+        )
         return out.loss * len(idx) / len(self.samples)
 
     def step(self) -> dict:
@@ -170,26 +188,41 @@ def main() -> int:
 
     model = pick_model(args.model)
     out_dir = tempfile.mkdtemp(prefix="bench-learner-")
-    cfg = load_config(None, [f"logging.output_dir={out_dir}", "learner.resume=never",
-                             f"learner.zero_stage={args.zero_stage}",
-                             f"learner.micro_batch_tokens={args.micro_batch_tokens}", "rl.kl_beta=0.001"])
+    cfg = load_config(
+        None,
+        [
+            f"logging.output_dir={out_dir}",
+            "learner.resume=never",
+            f"learner.zero_stage={args.zero_stage}",
+            f"learner.micro_batch_tokens={args.micro_batch_tokens}",
+            "rl.kl_beta=0.001",
+        ],
+    )
     from transformers import AutoConfig
 
     vocab = AutoConfig.from_pretrained(model).vocab_size
     groups = make_groups(args, vocab)
     res = {"model": model, "zero_stage": args.zero_stage, **run(cfg, model, groups, args.repeats)}
-    print(f"model {model} | {res['tokens']} tokens per step | ZeRO-{args.zero_stage}, CPU fp32 | "
-          f"median of {args.repeats}, contenders interleaved")
+    print(
+        f"model {model} | {res['tokens']} tokens per step | ZeRO-{args.zero_stage}, CPU fp32 | "
+        f"median of {args.repeats}, contenders interleaved"
+    )
     print(f"{'':34s}{'tokens/s':>10s}{'tokens/CPU-s':>14s}{'BC vs it (wall, CPU)':>24s}")
-    for name, label in [("learner_bc", "learner BC step (DeepSpeed)"), ("learner_rl", "learner RL step (+ref fwd)"),
-                        ("plain_full", "plain torch, HF labels loss"), ("plain_same", "plain torch, learner forward")]:
+    for name, label in [
+        ("learner_bc", "learner BC step (DeepSpeed)"),
+        ("learner_rl", "learner RL step (+ref fwd)"),
+        ("plain_full", "plain torch, HF labels loss"),
+        ("plain_same", "plain torch, learner forward"),
+    ]:
         ratio = ""
         if name.startswith("plain"):
             rw = res["learner_bc_tokens_per_s"] / res[f"{name}_tokens_per_s"]
             rc = res["learner_bc_tokens_per_cpu_s"] / res[f"{name}_tokens_per_cpu_s"]
             res[f"bc_vs_{name}"], res[f"bc_vs_{name}_cpu"] = rw, rc
             ratio = f"x{rw:.2f}, x{rc:.2f}"
-        print(f"{label:34s}{res[f'{name}_tokens_per_s']:10.1f}{res[f'{name}_tokens_per_cpu_s']:14.1f}{ratio:>24s}")
+        print(
+            f"{label:34s}{res[f'{name}_tokens_per_s']:10.1f}{res[f'{name}_tokens_per_cpu_s']:14.1f}{ratio:>24s}"
+        )
     print(json.dumps(res))
     return 0
 

@@ -43,11 +43,24 @@ def serve() -> tuple[str, object]:
 def task(n: int):
     from common.tasks import Task
 
-    return Task.model_validate({
-        "sites": ["shopping"], "task_id": n, "start_url": "__SHOPPING__", "intent": "check",
-        "eval": {"eval_types": ["program_html"], "program_html": [
-            {"url": f"__SHOPPING__/order/{n}", "locator": 'document.querySelector("#status").outerText',
-             "required_contents": {"exact_match": "Canceled"}}]}})
+    return Task.model_validate(
+        {
+            "sites": ["shopping"],
+            "task_id": n,
+            "start_url": "__SHOPPING__",
+            "intent": "check",
+            "eval": {
+                "eval_types": ["program_html"],
+                "program_html": [
+                    {
+                        "url": f"__SHOPPING__/order/{n}",
+                        "locator": 'document.querySelector("#status").outerText',
+                        "required_contents": {"exact_match": "Canceled"},
+                    }
+                ],
+            },
+        }
+    )
 
 
 async def baseline(base: str, n_checks: int) -> list[float]:
@@ -99,12 +112,20 @@ def main() -> None:
     server.shutdown()  # type: ignore[attr-defined]
 
     ours_med, base_med = statistics.median(ours), statistics.median(base_times)
-    print(f"program_html check, ours (settle={args.settle}, fresh context per episode): "
-          f"median {ours_med * 1000:.0f} ms over {args.checks} checks")
-    print(f"program_html check, ours, {args.checks} episodes concurrently: {concurrent_per_check * 1000:.0f} ms/check")
-    print(f"program_html check, WebArena baseline (goto + sleep 3 s): median {base_med * 1000:.0f} ms "
-          f"over {args.baseline} checks")
-    print(f"speed-up: {base_med / ours_med:.1f}x sequential, {base_med / concurrent_per_check:.1f}x concurrent")
+    print(
+        f"program_html check, ours (settle={args.settle}, fresh context per episode): "
+        f"median {ours_med * 1000:.0f} ms over {args.checks} checks"
+    )
+    print(
+        f"program_html check, ours, {args.checks} episodes concurrently: {concurrent_per_check * 1000:.0f} ms/check"
+    )
+    print(
+        f"program_html check, WebArena baseline (goto + sleep 3 s): median {base_med * 1000:.0f} ms "
+        f"over {args.baseline} checks"
+    )
+    print(
+        f"speed-up: {base_med / ours_med:.1f}x sequential, {base_med / concurrent_per_check:.1f}x concurrent"
+    )
 
 
 if __name__ == "__main__":

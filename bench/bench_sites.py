@@ -48,8 +48,9 @@ def main() -> None:
     t_cold = time.perf_counter() - t0
     cold.stop()
     t0 = time.perf_counter()
-    srv = SiteServer(base_port=0, data_dir=tmp / "data", sites=["shopping", "shopping_admin"],
-                     max_sandboxes=10 * args.reps)
+    srv = SiteServer(
+        base_port=0, data_dir=tmp / "data", sites=["shopping", "shopping_admin"], max_sandboxes=10 * args.reps
+    )
     srv.start()
     t_warm = time.perf_counter() - t0
     try:
@@ -57,6 +58,7 @@ def main() -> None:
         t_sandbox = _median_s(lambda: store.db_path(store.create(), "shop"), args.reps)
         url = srv.urls["shopping"]
         with httpx.Client() as client:
+
             def http_sandbox() -> None:
                 token = client.post(url + "/__sandbox__").json()["token"]
                 client.get(url + "/", cookies={"wa_sandbox": token}).raise_for_status()  # first use copies
@@ -67,8 +69,12 @@ def main() -> None:
         srv.stop()
 
     print(f"re-seed shop DB (baseline)      {t_seed * 1e3:9.2f} ms")
-    print(f"sandbox create + copy (Python)  {t_sandbox * 1e3:9.2f} ms   {t_seed / t_sandbox:8.1f}x faster than re-seed")
-    print(f"sandbox over HTTP + first page  {t_http * 1e3:9.2f} ms   {t_seed / t_http:8.1f}x faster than re-seed")
+    print(
+        f"sandbox create + copy (Python)  {t_sandbox * 1e3:9.2f} ms   {t_seed / t_sandbox:8.1f}x faster than re-seed"
+    )
+    print(
+        f"sandbox over HTTP + first page  {t_http * 1e3:9.2f} ms   {t_seed / t_http:8.1f}x faster than re-seed"
+    )
     print(f"home page, default (reference)  {t_page * 1e3:9.2f} ms")
     print(f"server start, cold (seeds)      {t_cold:9.2f} s")
     print(f"server start, warm (cached)     {t_warm:9.2f} s    {t_cold / t_warm:8.1f}x faster than cold")

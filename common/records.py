@@ -90,13 +90,26 @@ class Stop(_Act):
 
 
 Action = Annotated[
-    Union[Click, Type, Hover, Press, Scroll, Goto, GoBack, GoForward, NewTab, TabFocus, CloseTab, Select, Stop],
+    Union[
+        Click, Type, Hover, Press, Scroll, Goto, GoBack, GoForward, NewTab, TabFocus, CloseTab, Select, Stop
+    ],
     Field(discriminator="type"),
 ]
 ACTION_ADAPTER: TypeAdapter[Action] = TypeAdapter(Action)
 ACTION_TYPES: tuple[str, ...] = (
-    "click", "type", "hover", "press", "scroll", "goto", "go_back", "go_forward",
-    "new_tab", "tab_focus", "close_tab", "select", "stop",
+    "click",
+    "type",
+    "hover",
+    "press",
+    "scroll",
+    "goto",
+    "go_back",
+    "go_forward",
+    "new_tab",
+    "tab_focus",
+    "close_tab",
+    "select",
+    "stop",
 )
 
 
@@ -114,13 +127,17 @@ def action_from_json(data: dict[str, Any] | str) -> Action:
 class Observation(BaseModel):
     """What the agent sees after a reset or a step."""
 
-    text: str = Field(description="the full observation (simplified HTML or accessibility tree) with element ids")
+    text: str = Field(
+        description="the full observation (simplified HTML or accessibility tree) with element ids"
+    )
     short: str = Field("", description="the compressed form used for earlier turns in the history")
     url: str = ""
     title: str = ""
     tabs: list[str] = Field(default_factory=list, description="titles (or URLs) of the open tabs, in order")
     active_tab: int = 0
-    last_action_error: str | None = Field(None, description="why the previous action failed, shown to the model")
+    last_action_error: str | None = Field(
+        None, description="why the previous action failed, shown to the model"
+    )
     mode: Literal["html", "axtree"] = "html"
     truncated: bool = Field(False, description="the text was cut to the token budget")
     screenshot: str | None = Field(None, description="path of a PNG saved for this step, when enabled")
@@ -134,10 +151,14 @@ class FinalState(BaseModel):
 
     url: str = Field("", description="URL of the active page at the end")
     tabs: list[str] = Field(default_factory=list, description="URLs of all open tabs")
-    storage_state: dict[str, Any] = Field(default_factory=dict, description="Playwright storage state (cookies..)")
+    storage_state: dict[str, Any] = Field(
+        default_factory=dict, description="Playwright storage state (cookies..)"
+    )
     sandbox: str | None = Field(None, description="bundled-site sandbox token the episode wrote into")
     answer: str | None = Field(None, description="the stop answer, if the agent stopped")
-    env_urls: dict[str, str] = Field(default_factory=dict, description="site key -> base URL used by the episode")
+    env_urls: dict[str, str] = Field(
+        default_factory=dict, description="site key -> base URL used by the episode"
+    )
 
 
 class CheckResult(BaseModel):
@@ -169,7 +190,9 @@ class Turn(BaseModel):
     action: Action | None = None
     parse_error: str | None = None
     weight_version: int = 0
-    timings: dict[str, float] = Field(default_factory=dict, description="seconds: generate, step, prompt, ...")
+    timings: dict[str, float] = Field(
+        default_factory=dict, description="seconds: generate, step, prompt, ..."
+    )
 
     @property
     def loss_mask(self) -> list[int]:  # [P + C]: 1 only on tokens the model generated

@@ -17,8 +17,15 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 # WebArena's placeholders, in the order they are substituted (longest first: __SHOPPING_ADMIN__ before __SHOPPING__).
-PLACEHOLDERS = ("__SHOPPING_ADMIN__", "__SHOPPING__", "__REDDIT__", "__GITLAB__", "__MAP__", "__WIKIPEDIA__",
-                "__HOMEPAGE__")
+PLACEHOLDERS = (
+    "__SHOPPING_ADMIN__",
+    "__SHOPPING__",
+    "__REDDIT__",
+    "__GITLAB__",
+    "__MAP__",
+    "__WIKIPEDIA__",
+    "__HOMEPAGE__",
+)
 
 
 class _Open(BaseModel):

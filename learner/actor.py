@@ -33,8 +33,15 @@ from learner.samples import Batch, Sample, collate, demo_samples, micro_batches,
 
 
 class LearnerActor:
-    def __init__(self, cfg: TrainConfig, *, world_size: int = 1, rank: int = 0, model_path: str | None = None,
-                 checkpoint_root: str | None = None) -> None:
+    def __init__(
+        self,
+        cfg: TrainConfig,
+        *,
+        world_size: int = 1,
+        rank: int = 0,
+        model_path: str | None = None,
+        checkpoint_root: str | None = None,
+    ) -> None:
         eng.init_distributed(world_size, rank)
         self.cfg, self.world_size, self.rank = cfg, world_size, rank
         self.model_path = model_path or cfg.model_path
@@ -51,8 +58,14 @@ class LearnerActor:
             mc = self.engine.module.config
             pad = mc.pad_token_id if mc.pad_token_id is not None else (mc.eos_token_id or 0)
         self.pad_id = int(pad[0] if isinstance(pad, list) else pad)
-        self.state: dict[str, Any] = {"iteration": 0, "bc_steps": 0, "rl_steps": 0, "optimizer_steps": 0,
-                                      "weight_version": 0, "extra": {}}
+        self.state: dict[str, Any] = {
+            "iteration": 0,
+            "bc_steps": 0,
+            "rl_steps": 0,
+            "optimizer_steps": 0,
+            "weight_version": 0,
+            "extra": {},
+        }
         self._pushers: dict[str, Any] = {}
         self.last_checkpoint: str | None = None
         self.resumed_from = self.maybe_resume()
@@ -64,8 +77,13 @@ class LearnerActor:
 
     def _logprobs(self, model: Any, batch: Batch) -> torch.Tensor:
         """[B, K] logprob of each kept target token under `model` (the engine or the reference)."""
-        out = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask, position_ids=batch.position_ids,
-                    logits_to_keep=batch.logits_to_keep, use_cache=False)
+        out = model(
+            input_ids=batch.input_ids,
+            attention_mask=batch.attention_mask,
+            position_ids=batch.position_ids,
+            logits_to_keep=batch.logits_to_keep,
+            use_cache=False,
+        )
         return token_logprobs(out.logits[:, :-1], batch.targets)
 
     def _my_batches(self, samples: list[Sample]) -> list[Batch]:
@@ -73,7 +91,7 @@ class LearnerActor:
         one runs a copy of another with its mask zeroed, which adds nothing to the gradient."""
         parts = micro_batches(samples, self.cfg.learner.micro_batch_tokens)
         per_rank = math.ceil(len(parts) / self.world_size)
-        mine = parts[self.rank::self.world_size]
+        mine = parts[self.rank :: self.world_size]
         batches = [collate([samples[i] for i in idx], self.pad_id) for idx in mine]
         while len(batches) < per_rank:
             dummy = collate([samples[parts[0][0]]], self.pad_id)
@@ -85,7 +103,9 @@ class LearnerActor:
         """One DeepSpeed step after the accumulated backward passes; returns the pre-clip gradient norm."""
         norm = None
         if self.cfg.learner.zero_stage == 0:  # DeepSpeed only tracks the norm in its ZeRO optimizers
-            grads = [p.grad.detach().float().norm() for p in self.engine.module.parameters() if p.grad is not None]
+            grads = [
+                p.grad.detach().float().norm() for p in self.engine.module.parameters() if p.grad is not None
+            ]
             norm = float(torch.stack(grads).norm()) if grads else 0.0
         self.engine.step()
         self.state["optimizer_steps"] += 1
@@ -98,8 +118,13 @@ class LearnerActor:
         self.state["iteration"] += 1
         self.state[f"{kind}_steps"] += 1
         seconds = time.perf_counter() - t0
-        metrics.update(iteration=self.iteration, seconds=seconds, tokens=tokens,
-                       tokens_per_s=tokens / seconds if seconds > 0 else 0.0, lr=self.scheduler.get_last_lr()[0])
+        metrics.update(
+            iteration=self.iteration,
+            seconds=seconds,
+            tokens=tokens,
+            tokens_per_s=tokens / seconds if seconds > 0 else 0.0,
+            lr=self.scheduler.get_last_lr()[0],
+        )
         return metrics
 
     # ---- training ----------------------------------------------------------------------------------------------
@@ -111,7 +136,9 @@ class LearnerActor:
         samples, skipped = demo_samples(trajs, self.cfg.model.max_context)
         metrics: dict[str, Any] = {"samples": len(samples), **{f"skipped_{k}": v for k, v in skipped.items()}}
         if not samples:
-            return self._finish("bc", {**metrics, "skipped": True, "loss": float("nan"), "grad_norm": 0.0}, t0, 0)
+            return self._finish(
+                "bc", {**metrics, "skipped": True, "loss": float("nan"), "grad_norm": 0.0}, t0, 0
+            )
         self.scheduler.set_peak(self.cfg.bc.lr)
         total = sum(s.trained_tokens for s in samples)
         batches = self._my_batches(samples)
@@ -122,11 +149,14 @@ class LearnerActor:
             loss = sft_loss(self._logprobs(self.engine, batch), batch.mask, total) * self.world_size
             self.engine.backward(loss, scale_wrt_gas=False)
             loss_sum += loss.item() / self.world_size
-        metrics.update(loss=loss_sum, grad_norm=self._optimizer_step(), trained_tokens=total,
-                       micro_batches=len(batches))
+        metrics.update(
+            loss=loss_sum, grad_norm=self._optimizer_step(), trained_tokens=total, micro_batches=len(batches)
+        )
         return self._finish("bc", metrics, t0, sum(len(s.input_ids) for s in samples))
 
-    def train_bc(self, demos: Sequence[Trajectory | Turn], epochs: int = 1, batch_size: int = 16) -> dict[str, Any]:
+    def train_bc(
+        self, demos: Sequence[Trajectory | Turn], epochs: int = 1, batch_size: int = 16
+    ) -> dict[str, Any]:
         """`epochs` shuffled passes (seeded) over the demonstrations, `batch_size` items per optimizer step.
         Returns a summary; `history` holds each step's metrics."""
         import random
@@ -136,14 +166,20 @@ class LearnerActor:
             order = list(range(len(demos)))
             random.Random(self.cfg.seed + epoch).shuffle(order)
             for i in range(0, len(order), batch_size):
-                history.append(self.bc_step([demos[j] for j in order[i:i + batch_size]]))
+                history.append(self.bc_step([demos[j] for j in order[i : i + batch_size]]))
         done = [h for h in history if not h.get("skipped")]
         seconds = sum(h["seconds"] for h in history)
         tokens = sum(h["tokens"] for h in history)
-        return {"steps": len(done), "loss_first": done[0]["loss"] if done else float("nan"),
-                "loss_last": done[-1]["loss"] if done else float("nan"), "tokens": tokens, "seconds": seconds,
-                "tokens_per_s": tokens / seconds if seconds else 0.0, "iteration": self.iteration,
-                "history": history}
+        return {
+            "steps": len(done),
+            "loss_first": done[0]["loss"] if done else float("nan"),
+            "loss_last": done[-1]["loss"] if done else float("nan"),
+            "tokens": tokens,
+            "seconds": seconds,
+            "tokens_per_s": tokens / seconds if seconds else 0.0,
+            "iteration": self.iteration,
+            "history": history,
+        }
 
     def rl_step(self, groups: Sequence[TrajectoryGroup]) -> dict[str, Any]:
         """M-GRPO on finished groups: `rl.updates_per_batch` optimizer steps over the batch.
@@ -156,12 +192,29 @@ class LearnerActor:
         t0 = time.perf_counter()
         rl = self.cfg.rl
         kl_on = rl.kl_beta > 0 and self.ref is not None
-        samples, adv, skipped = rl_samples(groups, self.cfg.model.max_context, rl.adv_eps, keep_zero_advantage=kl_on)
-        metrics: dict[str, Any] = {"samples": len(samples), **adv.as_dict(),
-                                   **{f"skipped_{k}": v for k, v in skipped.items()}}
+        samples, adv, skipped = rl_samples(
+            groups, self.cfg.model.max_context, rl.adv_eps, keep_zero_advantage=kl_on
+        )
+        metrics: dict[str, Any] = {
+            "samples": len(samples),
+            **adv.as_dict(),
+            **{f"skipped_{k}": v for k, v in skipped.items()},
+        }
         if not samples:  # every group without signal: no gradient at all, so no optimizer step
-            return self._finish("rl", {**metrics, "skipped": True, "loss": 0.0, "grad_norm": 0.0, "kl": 0.0,
-                                       "clip_frac": 0.0, "approx_kl": 0.0}, t0, 0)
+            return self._finish(
+                "rl",
+                {
+                    **metrics,
+                    "skipped": True,
+                    "loss": 0.0,
+                    "grad_norm": 0.0,
+                    "kl": 0.0,
+                    "clip_frac": 0.0,
+                    "approx_kl": 0.0,
+                },
+                t0,
+                0,
+            )
         self.scheduler.set_peak(rl.lr)
         batches = self._my_batches(samples)
         with torch.no_grad():
@@ -175,9 +228,16 @@ class LearnerActor:
                 self.engine.set_gradient_accumulation_boundary(k == len(batches) - 1)
                 lp = self._logprobs(self.engine, b)
                 old_k = old[k] if old is not None else lp.detach()
-                loss, st = policy_loss(lp, old_k, b.advantages, b.mask, rl.clip_eps,
-                                       sample_weights=b.weights * self.world_size, ref_logprobs=ref[k],
-                                       kl_beta=rl.kl_beta if kl_on else 0.0)
+                loss, st = policy_loss(
+                    lp,
+                    old_k,
+                    b.advantages,
+                    b.mask,
+                    rl.clip_eps,
+                    sample_weights=b.weights * self.world_size,
+                    ref_logprobs=ref[k],
+                    kl_beta=rl.kl_beta if kl_on else 0.0,
+                )
                 self.engine.backward(loss, scale_wrt_gas=False)
                 if update == 0:  # the loss of the batch as it came, and the engine/learner mismatch
                     loss_sum += loss.item() / self.world_size
@@ -187,11 +247,18 @@ class LearnerActor:
                         sums[key] += st[key]
             norms.append(self._optimizer_step())
         n = max(sums["tokens"], 1.0)
-        metrics.update(loss=loss_sum, grad_norm=norms[-1], kl=sums["ref_kl_sum"] / n, clip_frac=sums["clipped"] / n,
-                       approx_kl=sums["approx_kl_sum"] / n, ratio_mean=sums["ratio_sum"] / n,
-                       trained_tokens=int(sums["tokens"]), micro_batches=len(batches),
-                       sampling_abs_diff=mismatch[0] / mismatch[2] if mismatch[2] else float("nan"),
-                       sampling_kl=mismatch[1] / mismatch[2] if mismatch[2] else float("nan"))
+        metrics.update(
+            loss=loss_sum,
+            grad_norm=norms[-1],
+            kl=sums["ref_kl_sum"] / n,
+            clip_frac=sums["clipped"] / n,
+            approx_kl=sums["approx_kl_sum"] / n,
+            ratio_mean=sums["ratio_sum"] / n,
+            trained_tokens=int(sums["tokens"]),
+            micro_batches=len(batches),
+            sampling_abs_diff=mismatch[0] / mismatch[2] if mismatch[2] else float("nan"),
+            sampling_kl=mismatch[1] / mismatch[2] if mismatch[2] else float("nan"),
+        )
         return self._finish("rl", metrics, t0, sum(len(s.input_ids) for s in samples) * rl.updates_per_batch)
 
     # ---- inspection, weights, checkpoints ----------------------------------------------------------------------
@@ -249,8 +316,14 @@ class LearnerActor:
         initial model."""
         return self.last_checkpoint or self.resumed_from or self.model_path
 
-    def save_checkpoint(self, root: str | None = None, extra: dict[str, Any] | None = None, *,
-                        tag: str | None = None, iteration: int | None = None) -> str:
+    def save_checkpoint(
+        self,
+        root: str | None = None,
+        extra: dict[str, Any] | None = None,
+        *,
+        tag: str | None = None,
+        iteration: int | None = None,
+    ) -> str:
         """Write `<root>/ckpt-<learner iteration>` crash-safely (see learner/checkpoint.py); returns its path.
         `extra` (the driver's own state), `tag` and the driver's `iteration` are kept in trainer_state.json."""
         import torch.distributed as dist
@@ -266,8 +339,9 @@ class LearnerActor:
         weights = self.named_full_parameters()
         if self.rank == 0:
             module = self.engine.module
-            ckpt.save_hf_weights(tmp, weights, module.config, getattr(module, "generation_config", None),
-                                 self.tokenizer)
+            ckpt.save_hf_weights(
+                tmp, weights, module.config, getattr(module, "generation_config", None), self.tokenizer
+            )
         else:
             for _ in weights:  # take part in the gathers
                 pass
@@ -291,8 +365,9 @@ class LearnerActor:
             if found is None:
                 raise FileNotFoundError(f"{path} is neither a complete checkpoint nor a folder holding one")
             path = found
-        load_path, _ = self.engine.load_checkpoint(str(path / "deepspeed"), tag="state",
-                                                   load_optimizer_states=True, load_lr_scheduler_states=True)
+        load_path, _ = self.engine.load_checkpoint(
+            str(path / "deepspeed"), tag="state", load_optimizer_states=True, load_lr_scheduler_states=True
+        )
         if load_path is None:
             raise RuntimeError(f"DeepSpeed could not load {path / 'deepspeed'}")
         rng = path / "rng" / f"rank{self.rank}.pt"

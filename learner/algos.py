@@ -59,8 +59,9 @@ class AdvantageStats:
         return {**asdict(self), "zero_variance_share": self.zero_variance_share}
 
 
-def grpo_advantages(rewards: Sequence[float | None], group_ids: Sequence[Hashable], eps: float = 1e-6,
-                    unbiased: bool = True) -> tuple[list[float | None], AdvantageStats]:
+def grpo_advantages(
+    rewards: Sequence[float | None], group_ids: Sequence[Hashable], eps: float = 1e-6, unbiased: bool = True
+) -> tuple[list[float | None], AdvantageStats]:
     """Group-relative advantages (r - mean_group) / (std_group + eps).
 
     rewards: [N] one outcome reward per trajectory, None = could not be scored.
@@ -99,7 +100,9 @@ def grpo_advantages(rewards: Sequence[float | None], group_ids: Sequence[Hashabl
     return adv, stats
 
 
-def mgrpo_sample_weights(group_of_sample: Sequence[Hashable], traj_of_sample: Sequence[Hashable]) -> list[float]:
+def mgrpo_sample_weights(
+    group_of_sample: Sequence[Hashable], traj_of_sample: Sequence[Hashable]
+) -> list[float]:
     """Per-sample weights that turn a weighted sum of per-action mean losses into the M-GRPO average.
 
     group_of_sample, traj_of_sample: [S] the group and the trajectory each sample (turn) belongs to.
@@ -111,7 +114,10 @@ def mgrpo_sample_weights(group_of_sample: Sequence[Hashable], traj_of_sample: Se
         turns[t] = turns.get(t, 0) + 1
         trajs.setdefault(g, set()).add(t)
     n_groups = len(trajs)
-    return [1.0 / (n_groups * len(trajs[g]) * turns[t]) for g, t in zip(group_of_sample, traj_of_sample, strict=True)]
+    return [
+        1.0 / (n_groups * len(trajs[g]) * turns[t])
+        for g, t in zip(group_of_sample, traj_of_sample, strict=True)
+    ]
 
 
 def token_logprobs(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
@@ -135,9 +141,17 @@ def kl_k3(logprobs: torch.Tensor, ref_logprobs: torch.Tensor) -> torch.Tensor:
     return torch.exp(d) - d - 1.0
 
 
-def policy_loss(logprobs: torch.Tensor, old_logprobs: torch.Tensor, advantages: torch.Tensor, mask: torch.Tensor,
-                clip_eps: float, *, sample_weights: torch.Tensor | None = None,
-                ref_logprobs: torch.Tensor | None = None, kl_beta: float = 0.0) -> tuple[torch.Tensor, dict[str, Any]]:
+def policy_loss(
+    logprobs: torch.Tensor,
+    old_logprobs: torch.Tensor,
+    advantages: torch.Tensor,
+    mask: torch.Tensor,
+    clip_eps: float,
+    *,
+    sample_weights: torch.Tensor | None = None,
+    ref_logprobs: torch.Tensor | None = None,
+    kl_beta: float = 0.0,
+) -> tuple[torch.Tensor, dict[str, Any]]:
     """The M-GRPO loss of one micro-batch (each row = one action).
 
     logprobs: [B, T] current policy (carries the gradient); old_logprobs: [B, T] the policy that made the batch
@@ -151,7 +165,9 @@ def policy_loss(logprobs: torch.Tensor, old_logprobs: torch.Tensor, advantages: 
     mask = mask.to(logprobs.dtype)
     adv = advantages.to(logprobs.dtype).unsqueeze(-1)  # [B, 1]
     if sample_weights is None:
-        sample_weights = torch.full((logprobs.shape[0],), 1.0 / max(1, logprobs.shape[0]), device=logprobs.device)
+        sample_weights = torch.full(
+            (logprobs.shape[0],), 1.0 / max(1, logprobs.shape[0]), device=logprobs.device
+        )
     weights = sample_weights.to(logprobs.dtype)
     ratio = torch.exp(logprobs - old_logprobs.detach())
     unclipped = ratio * adv

@@ -17,7 +17,9 @@ def completion_text(turn: Turn, grammar: str, thinking: bool) -> str:
     if thinking:
         why = turn.completion_text or "I will take the next step towards the goal."
         return f"<think>{why}</think><answer>{action}</answer>"
-    return f"In summary, the next action I will perform is ```{action}```" if grammar == "webarena" else action
+    return (
+        f"In summary, the next action I will perform is ```{action}```" if grammar == "webarena" else action
+    )
 
 
 def tokenize_demos(demos: list[Trajectory], builder) -> list[Turn]:
@@ -33,8 +35,14 @@ def tokenize_demos(demos: list[Trajectory], builder) -> list[Turn]:
             text = completion_text(turn, builder.grammar, builder.thinking)
             completion = builder.encode_completion(text)
             prompt = builder.build(traj.intent, history, turn.observation)
-            t = turn.model_copy(update={"prompt_ids": prompt, "completion_ids": completion,
-                                        "completion_text": text, "logprobs": []})
+            t = turn.model_copy(
+                update={
+                    "prompt_ids": prompt,
+                    "completion_ids": completion,
+                    "completion_text": text,
+                    "logprobs": [],
+                }
+            )
             history.append(t)
             out.append(t)
     return out

@@ -35,7 +35,7 @@ def checkpoint_name(iteration: int) -> str:
 
 
 def iteration_of(path: Path) -> int:
-    return int(path.name[len(PREFIX):])
+    return int(path.name[len(PREFIX) :])
 
 
 def is_complete(path: str | Path) -> bool:
@@ -48,7 +48,7 @@ def list_complete(root: str | Path) -> list[Path]:
     root = Path(root)
     if not root.is_dir():
         return []
-    found = [p for p in root.iterdir() if p.name.startswith(PREFIX) and p.name[len(PREFIX):].isdigit()]
+    found = [p for p in root.iterdir() if p.name.startswith(PREFIX) and p.name[len(PREFIX) :].isdigit()]
     return sorted((p for p in found if is_complete(p)), key=iteration_of)
 
 
@@ -66,8 +66,10 @@ def resolve_resume(resume: str, root: str | Path) -> Path | None:
         return latest(root)
     path = Path(resume)
     if not is_complete(path):
-        raise FileNotFoundError(f"learner.resume={resume!r} is not a complete checkpoint "
-                                f"(missing folder, {MARKER} or {STATE_FILE})")
+        raise FileNotFoundError(
+            f"learner.resume={resume!r} is not a complete checkpoint "
+            f"(missing folder, {MARKER} or {STATE_FILE})"
+        )
     return path
 
 
@@ -148,8 +150,13 @@ def load_rng(path: Path) -> None:
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
-def save_hf_weights(folder: Path, tensors: Iterable[tuple[str, torch.Tensor]], model_config: Any,
-                    generation_config: Any = None, tokenizer: Any = None) -> None:
+def save_hf_weights(
+    folder: Path,
+    tensors: Iterable[tuple[str, torch.Tensor]],
+    model_config: Any,
+    generation_config: Any = None,
+    tokenizer: Any = None,
+) -> None:
     """Write (name, tensor) pairs as safetensors shards (+ index when sharded), config, tokenizer."""
     from safetensors.torch import save_file
 

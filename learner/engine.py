@@ -48,7 +48,9 @@ def init_distributed(world_size: int = 1, rank: int = 0) -> None:
     if world_size == 1:
         os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
         os.environ.setdefault("MASTER_PORT", str(free_port()))
-    os.environ.update(RANK=str(rank), WORLD_SIZE=str(world_size), LOCAL_RANK=os.environ.get("LOCAL_RANK", "0"))
+    os.environ.update(
+        RANK=str(rank), WORLD_SIZE=str(world_size), LOCAL_RANK=os.environ.get("LOCAL_RANK", "0")
+    )
     if on_gpu():
         torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
     from deepspeed.accelerator import get_accelerator
@@ -75,11 +77,18 @@ def ds_config(cfg: TrainConfig, world_size: int) -> dict[str, Any]:
         "gradient_accumulation_steps": 1,
         "train_batch_size": world_size,
         "gradient_clipping": cfg.learner.max_grad_norm,
-        "optimizer": {"type": "AdamW", "params": {
-            "lr": cfg.rl.lr, "betas": [0.9, 0.999], "eps": 1e-8,
-            # torch's AdamW avoids compiling DeepSpeed's fused/CPU Adam ops, except with offload, where
-            # DeepSpeed's CPU Adam is the fast path for the host-side step.
-            "weight_decay": cfg.learner.weight_decay, "torch_adam": not offload}},
+        "optimizer": {
+            "type": "AdamW",
+            "params": {
+                "lr": cfg.rl.lr,
+                "betas": [0.9, 0.999],
+                "eps": 1e-8,
+                # torch's AdamW avoids compiling DeepSpeed's fused/CPU Adam ops, except with offload, where
+                # DeepSpeed's CPU Adam is the fast path for the host-side step.
+                "weight_decay": cfg.learner.weight_decay,
+                "torch_adam": not offload,
+            },
+        },
         "zero_optimization": zero,
         "steps_per_print": 10**9,
         "wall_clock_breakdown": False,
@@ -115,8 +124,9 @@ def load_model(path: str, cfg: TrainConfig) -> torch.nn.Module:
     """The HF causal LM in the training dtype, gradient checkpointing on GPUs (or when the config asks)."""
     from transformers import AutoModelForCausalLM
 
-    model = AutoModelForCausalLM.from_pretrained(path, dtype=train_dtype(),
-                                                 attn_implementation=attn_implementation(cfg))
+    model = AutoModelForCausalLM.from_pretrained(
+        path, dtype=train_dtype(), attn_implementation=attn_implementation(cfg)
+    )
     if on_gpu() or cfg.model.gradient_checkpointing:
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         model.config.use_cache = False
@@ -148,8 +158,9 @@ def build_engine(model: torch.nn.Module, cfg: TrainConfig, world_size: int) -> t
         return WarmupConstantLR(opt, cfg.rl.lr, cfg.learner.warmup_steps)
 
     params = [p for p in model.parameters() if p.requires_grad]
-    engine, _, _, sched = deepspeed.initialize(model=model, model_parameters=params,
-                                               config=ds_config(cfg, world_size), lr_scheduler=scheduler)
+    engine, _, _, sched = deepspeed.initialize(
+        model=model, model_parameters=params, config=ds_config(cfg, world_size), lr_scheduler=scheduler
+    )
     return engine, sched
 
 
@@ -158,15 +169,20 @@ def build_reference(path: str, cfg: TrainConfig, world_size: int) -> Any:
     large reference is partitioned like the policy)."""
     from transformers import AutoModelForCausalLM
 
-    model = AutoModelForCausalLM.from_pretrained(path, dtype=train_dtype(),
-                                                 attn_implementation=attn_implementation(cfg))
+    model = AutoModelForCausalLM.from_pretrained(
+        path, dtype=train_dtype(), attn_implementation=attn_implementation(cfg)
+    )
     model.requires_grad_(False).eval()
     if cfg.learner.zero_stage != 3:
         return model.to(device())
     import deepspeed
 
-    conf = {"train_micro_batch_size_per_gpu": 1, "train_batch_size": world_size,
-            "zero_optimization": {"stage": 3}, "steps_per_print": 10**9}
+    conf = {
+        "train_micro_batch_size_per_gpu": 1,
+        "train_batch_size": world_size,
+        "zero_optimization": {"stage": 3},
+        "steps_per_print": 10**9,
+    }
     if on_gpu():
         conf["bf16"] = {"enabled": True}
     engine, *_ = deepspeed.initialize(model=model, config=conf)

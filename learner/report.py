@@ -1,6 +1,6 @@
 """End-of-run report: a results table (report.md), a learning curve (curve.png) and an HTML trajectory viewer.
 
-    python -m learner.report RUN_DIR        # rebuild the report of a finished (or interrupted) run
+python -m learner.report RUN_DIR        # rebuild the report of a finished (or interrupted) run
 """
 
 from __future__ import annotations
@@ -25,9 +25,12 @@ def write_report(out: Path, history: list[dict[str, Any]], evals: dict[str, Any]
         lines.append(f"| {label} | {succ} | {s.get('episodes')} | {sites} |")
     rl = [h for h in history if h.get("phase") == "rl"]
     if rl:
-        lines += ["", f"RL iterations: {len(rl)}; last rollout success "
-                      f"{rl[-1]['rollout'].get('success')}; learner tokens/s "
-                      f"{rl[-1]['learner'].get('tokens_per_s')}"]
+        lines += [
+            "",
+            f"RL iterations: {len(rl)}; last rollout success "
+            f"{rl[-1]['rollout'].get('success')}; learner tokens/s "
+            f"{rl[-1]['learner'].get('tokens_per_s')}",
+        ]
     lines += ["", "![learning curve](curve.png)", "", f"Trajectories: [{viewer.name}]({viewer.name})", ""]
     path = out / "report.md"
     path.write_text("\n".join(lines))
@@ -61,11 +64,16 @@ def _curve(path: Path, history: list[dict[str, Any]]) -> None:
 
 
 def _episode_html(t: Trajectory) -> str:
-    checks = "".join(f"<li><b>{html.escape(c.type)}</b> {c.score}: {html.escape(c.why)}</li>" for c in t.checks)
+    checks = "".join(
+        f"<li><b>{html.escape(c.type)}</b> {c.score}: {html.escape(c.why)}</li>" for c in t.checks
+    )
     turns = []
     for turn in t.turns:
-        shot = (f'<img src="{html.escape(turn.observation.screenshot)}" width="480">'
-                if turn.observation.screenshot else "")
+        shot = (
+            f'<img src="{html.escape(turn.observation.screenshot)}" width="480">'
+            if turn.observation.screenshot
+            else ""
+        )
         action = turn.action.model_dump_json() if turn.action else f"parse error: {turn.parse_error}"
         err = turn.observation.last_action_error
         turns.append(
@@ -73,22 +81,32 @@ def _episode_html(t: Trajectory) -> str:
             + (f"<p class='err'>last action error: {html.escape(err)}</p>" if err else "")
             + f"<details><summary>observation</summary><pre>{html.escape(turn.observation.text)}</pre></details>"
             f"<pre class='model'>{html.escape(turn.completion_text)}</pre>"
-            f"<p><b>action</b> <code>{html.escape(action)}</code></p>{shot}</div>")
+            f"<p><b>action</b> <code>{html.escape(action)}</code></p>{shot}</div>"
+        )
     reward = "unscored" if t.reward is None else f"{t.reward:g}"
-    return (f"<section><h3>task {html.escape(str(t.task_id))} #{t.sample_idx} · reward {reward} · "
-            f"{t.termination}{' · failure: ' + html.escape(t.failure) if t.failure else ''}</h3>"
-            f"<p>{html.escape(t.intent)}</p><p>answer: {html.escape(str(t.answer))}</p>"
-            f"<ul>{checks}</ul>{''.join(turns)}</section>")
+    return (
+        f"<section><h3>task {html.escape(str(t.task_id))} #{t.sample_idx} · reward {reward} · "
+        f"{t.termination}{' · failure: ' + html.escape(t.failure) if t.failure else ''}</h3>"
+        f"<p>{html.escape(t.intent)}</p><p>answer: {html.escape(str(t.answer))}</p>"
+        f"<ul>{checks}</ul>{''.join(turns)}</section>"
+    )
 
 
 def _viewer(out: Path, per_file: int = 200) -> Path:
-    parts = ["<html><head><meta charset='utf-8'><title>trajectories</title><style>"
-             "body{font-family:sans-serif;max-width:1100px;margin:auto} section{border-top:2px solid #444;"
-             "margin-top:1em} .turn{border-left:3px solid #9bd;padding-left:8px;margin:6px 0}"
-             " pre{white-space:pre-wrap;background:#f6f6f6;max-height:300px;overflow:auto} .err{color:#b00}"
-             " .model{background:#eef}</style></head><body><h1>Trajectories</h1>"]
-    for name in ("eval_before_bc.jsonl", "eval_after_bc.jsonl", "eval_after_rl.jsonl", "rollouts.jsonl",
-                 "eval_test.jsonl"):
+    parts = [
+        "<html><head><meta charset='utf-8'><title>trajectories</title><style>"
+        "body{font-family:sans-serif;max-width:1100px;margin:auto} section{border-top:2px solid #444;"
+        "margin-top:1em} .turn{border-left:3px solid #9bd;padding-left:8px;margin:6px 0}"
+        " pre{white-space:pre-wrap;background:#f6f6f6;max-height:300px;overflow:auto} .err{color:#b00}"
+        " .model{background:#eef}</style></head><body><h1>Trajectories</h1>"
+    ]
+    for name in (
+        "eval_before_bc.jsonl",
+        "eval_after_bc.jsonl",
+        "eval_after_rl.jsonl",
+        "rollouts.jsonl",
+        "eval_test.jsonl",
+    ):
         path = out / name
         if not path.exists():
             continue

@@ -26,13 +26,20 @@ class Sample:
     loss_mask: list[int]  # [L] 1 on generated tokens
     advantage: float = 0.0  # the trajectory's advantage (RL); unused in BC
     weight: float = 1.0  # M-GRPO weight (see algos.mgrpo_sample_weights)
-    sampling_logprobs: list[float] = field(default_factory=list)  # [C] engine logprobs, for the mismatch report
+    sampling_logprobs: list[float] = field(
+        default_factory=list
+    )  # [C] engine logprobs, for the mismatch report
     where: str = ""  # "task#sample/turn", for error messages
 
     @classmethod
     def from_turn(cls, turn: Turn, where: str = "", **kw: Any) -> Sample:
-        return cls(input_ids=list(turn.prompt_ids) + list(turn.completion_ids), loss_mask=turn.loss_mask,
-                   sampling_logprobs=list(turn.logprobs), where=where, **kw)
+        return cls(
+            input_ids=list(turn.prompt_ids) + list(turn.completion_ids),
+            loss_mask=turn.loss_mask,
+            sampling_logprobs=list(turn.logprobs),
+            where=where,
+            **kw,
+        )
 
     @property
     def trained_tokens(self) -> int:
@@ -47,8 +54,10 @@ def _turn_samples(traj: Trajectory, max_len: int, skipped: dict[str, int], **kw:
             skipped["empty_completion"] += 1
             continue
         if not turn.prompt_ids:
-            raise ValueError(f"{where}: the turn has no prompt_ids; trajectories must carry the exact prompt ids "
-                             "(build them with common.prompts) before training")
+            raise ValueError(
+                f"{where}: the turn has no prompt_ids; trajectories must carry the exact prompt ids "
+                "(build them with common.prompts) before training"
+            )
         if len(turn.prompt_ids) + len(turn.completion_ids) > max_len:
             skipped["too_long"] += 1
             continue
@@ -63,8 +72,9 @@ def demo_samples(trajs: Sequence[Trajectory], max_len: int) -> tuple[list[Sample
     return samples, skipped
 
 
-def rl_samples(groups: Sequence[TrajectoryGroup], max_len: int, eps: float, keep_zero_advantage: bool
-               ) -> tuple[list[Sample], AdvantageStats, dict[str, int]]:
+def rl_samples(
+    groups: Sequence[TrajectoryGroup], max_len: int, eps: float, keep_zero_advantage: bool
+) -> tuple[list[Sample], AdvantageStats, dict[str, int]]:
     """RL rows with their advantage and M-GRPO weight.
 
     Trajectories whose reward is None get no advantage and no rows. Rows with advantage 0 carry no policy gradient;
@@ -73,7 +83,9 @@ def rl_samples(groups: Sequence[TrajectoryGroup], max_len: int, eps: float, keep
     """
     for g in groups:
         if g.failed:
-            raise ValueError(f"group of task {g.task_id} holds an infrastructure failure; re-run it, never train it")
+            raise ValueError(
+                f"group of task {g.task_id} holds an infrastructure failure; re-run it, never train it"
+            )
     trajs = [t for g in groups for t in g.trajectories]
     gids = [gi for gi, g in enumerate(groups) for _ in g.trajectories]
     adv, stats = grpo_advantages([t.reward for t in trajs], gids, eps=eps)
@@ -119,7 +131,9 @@ class Batch:
     input_ids: torch.Tensor  # [B, L]
     attention_mask: torch.Tensor  # [B, L]
     position_ids: torch.Tensor  # [B, L]
-    logits_to_keep: int  # K + 1: the model returns logits for the last K + 1 positions, the last one is unused
+    logits_to_keep: (
+        int  # K + 1: the model returns logits for the last K + 1 positions, the last one is unused
+    )
     targets: torch.Tensor  # [B, K] the token ids predicted by those logits
     mask: torch.Tensor  # [B, K] float, 1 on trained tokens
     advantages: torch.Tensor  # [B]
@@ -143,13 +157,15 @@ def collate(samples: Sequence[Sample], pad_id: int) -> Batch:
         n = len(s.input_ids)
         if len(s.loss_mask) != n:
             raise ValueError(f"{s.where}: loss mask has {len(s.loss_mask)} entries for {n} tokens")
-        ids[r, length - n:] = torch.tensor(s.input_ids, dtype=torch.long)
-        attn[r, length - n:] = 1
+        ids[r, length - n :] = torch.tensor(s.input_ids, dtype=torch.long)
+        attn[r, length - n :] = 1
         row_mask = torch.tensor(s.loss_mask, dtype=torch.float32)
         row_mask[0] = 0.0  # nothing predicts a sequence's first token
-        mask[r, length - n:] = row_mask
+        mask[r, length - n :] = row_mask
         ones = [i for i, m in enumerate(s.loss_mask) if m]
-        if len(s.sampling_logprobs) == len(ones):  # engine logprobs are known for exactly the generated tokens
+        if len(s.sampling_logprobs) == len(
+            ones
+        ):  # engine logprobs are known for exactly the generated tokens
             for i, lp in zip(ones, s.sampling_logprobs, strict=True):
                 if i > 0:
                     samp[r, length - n + i] = lp
@@ -158,8 +174,12 @@ def collate(samples: Sequence[Sample], pad_id: int) -> Batch:
     first = max(first, 1)
     position_ids = (attn.cumsum(-1) - 1).clamp(min=0)
     return Batch(
-        input_ids=ids, attention_mask=attn, position_ids=position_ids, logits_to_keep=length - first + 1,
-        targets=ids[:, first:], mask=mask[:, first:],
+        input_ids=ids,
+        attention_mask=attn,
+        position_ids=position_ids,
+        logits_to_keep=length - first + 1,
+        targets=ids[:, first:],
+        mask=mask[:, first:],
         advantages=torch.tensor([s.advantage for s in samples], dtype=torch.float32),
         weights=torch.tensor([s.weight for s in samples], dtype=torch.float32),
         sampling_logprobs=samp[:, first:],

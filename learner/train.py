@@ -26,7 +26,6 @@ import logging
 import random
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 from common.config import TrainConfig, add_config_args, expand, load_config
@@ -59,8 +58,11 @@ class Run:
         if "bc" in self.cfg.phases or "rl" in self.cfg.phases:
             from learner.actor import LearnerActor
 
-            self.learner = ray.remote(LearnerActor).options(
-                name="learner", num_cpus=1, num_gpus=self.cfg.learner.num_gpus).remote(self.cfg)
+            self.learner = (
+                ray.remote(LearnerActor)
+                .options(name="learner", num_cpus=1, num_gpus=self.cfg.learner.num_gpus)
+                .remote(self.cfg)
+            )
             self.iteration = ray.get(self.learner.resume.remote())
         # Engines load the newest weights: the resumed checkpoint when there is one.
         model_path = ray.get(self.learner.current_model_path.remote()) if self.learner is not None else None
@@ -73,8 +75,9 @@ class Run:
         from rollout_workers.evaluate import evaluate
 
         tasks = self.stack.tasks("test")
-        summary, groups = await evaluate(self.stack.worker, tasks, self.cfg, label=label,
-                                         progress=self.cfg.logging.progress)
+        summary, groups = await evaluate(
+            self.stack.worker, tasks, self.cfg, label=label, progress=self.cfg.logging.progress
+        )
         self._save_groups(groups, f"eval_{label}.jsonl")
         for site, rate in summary["success_by_site"].items():
             self.metrics.set("success", rate, site=site, phase=label)
@@ -123,8 +126,11 @@ class Run:
     async def _push(self) -> dict[str, Any]:
         stats = await self.learner.push_weights.remote(self.stack.engines, self.cfg.learner.weight_sync)
         self.metrics.set("push_s", stats["seconds"], method=stats["method"])
-        print(f"[train] weights pushed: {stats['bytes'] / 1e6:.0f} MB in {stats['seconds']:.2f}s "
-              f"({stats['method']})", flush=True)
+        print(
+            f"[train] weights pushed: {stats['bytes'] / 1e6:.0f} MB in {stats['seconds']:.2f}s "
+            f"({stats['method']})",
+            flush=True,
+        )
         return stats
 
     async def _demos(self) -> list[Trajectory]:
@@ -152,8 +158,11 @@ class Run:
         self.history.append(record)
         with open(self.out / "log.jsonl", "a", encoding="utf-8") as f:
             f.write(json.dumps(record, default=str) + "\n")
-        brief = {k: v for k, v in record.items()
-                 if k in ("phase", "label", "iteration", "success", "loss", "demos", "loss_first", "loss_last")}
+        brief = {
+            k: v
+            for k, v in record.items()
+            if k in ("phase", "label", "iteration", "success", "loss", "demos", "loss_first", "loss_last")
+        }
         if "rollout" in record:
             brief["success"] = record["rollout"]["success"]
             brief["loss"] = record["learner"].get("loss")

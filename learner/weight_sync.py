@@ -73,8 +73,9 @@ def iter_cpu_tensors(named: NamedTensors) -> Iterator[tuple[str, torch.Tensor]]:
     storages: set[int] = set()
     for name, t in items:
         if not isinstance(name, str) or not isinstance(t, torch.Tensor):
-            raise TypeError(f"weights must be (str, torch.Tensor) pairs, got ({type(name).__name__}, "
-                            f"{type(t).__name__})")
+            raise TypeError(
+                f"weights must be (str, torch.Tensor) pairs, got ({type(name).__name__}, {type(t).__name__})"
+            )
         if name in seen:
             raise ValueError(f"tensor {name!r} appears twice in the pushed weights")
         seen.add(name)
@@ -86,8 +87,9 @@ def iter_cpu_tensors(named: NamedTensors) -> Iterator[tuple[str, torch.Tensor]]:
         yield name, t
 
 
-def write_folder(named: Iterable[tuple[str, torch.Tensor]], folder: Path,
-                 shard_bytes: int = DEFAULT_SHARD_BYTES) -> int:
+def write_folder(
+    named: Iterable[tuple[str, torch.Tensor]], folder: Path, shard_bytes: int = DEFAULT_SHARD_BYTES
+) -> int:
     """Write safetensors shards (no index file: vLLM then loads every shard) into `folder`; returns bytes."""
     from safetensors.torch import save_file
 
@@ -118,8 +120,10 @@ def write_folder(named: Iterable[tuple[str, torch.Tensor]], folder: Path,
 def folder_bytes(folder: str | os.PathLike) -> int:
     path = Path(folder)
     if not path.is_dir():
-        raise FileNotFoundError(f"weights folder {path} does not exist on this node (the 'file' push needs the "
-                                "engine on the learner's machine; use 'object_store' across machines)")
+        raise FileNotFoundError(
+            f"weights folder {path} does not exist on this node (the 'file' push needs the "
+            "engine on the learner's machine; use 'object_store' across machines)"
+        )
     files = list(path.glob("*.safetensors"))
     if not files:
         raise FileNotFoundError(f"no *.safetensors in {path}")
@@ -181,12 +185,15 @@ class WeightPusher:
         self.shard_bytes = shard_bytes
         self._nccl: Any = None  # the learner's end of the NCCL group, made on the first nccl push
 
-    def push(self, named_tensors: NamedTensors, engines: Sequence[Any], *, version: int | None = None) -> PushStats:
+    def push(
+        self, named_tensors: NamedTensors, engines: Sequence[Any], *, version: int | None = None
+    ) -> PushStats:
         """Blocking push (for a learner that holds Ray handles to the engines)."""
         return asyncio.run(self.apush(named_tensors, engines, version=version))
 
-    async def apush(self, named_tensors: NamedTensors, engines: Sequence[Any], *,
-                    version: int | None = None) -> PushStats:
+    async def apush(
+        self, named_tensors: NamedTensors, engines: Sequence[Any], *, version: int | None = None
+    ) -> PushStats:
         if not engines:
             raise ValueError("no engines to push weights to")
         new_version = self.version + 1 if version is None else int(version)
@@ -195,8 +202,15 @@ class WeightPusher:
         else:
             stats = await self._push_staged(named_tensors, engines, new_version)
         self.version = new_version
-        log.info("weight push method=%s version=%d engines=%d bytes=%d seconds=%.3f (serialise %.3f)",
-                 stats.method, stats.version, stats.engines, stats.bytes, stats.seconds, stats.serialize_seconds)
+        log.info(
+            "weight push method=%s version=%d engines=%d bytes=%d seconds=%.3f (serialise %.3f)",
+            stats.method,
+            stats.version,
+            stats.engines,
+            stats.bytes,
+            stats.seconds,
+            stats.serialize_seconds,
+        )
         return stats
 
     async def _push_staged(self, named: NamedTensors, engines: Sequence[Any], version: int) -> PushStats:
@@ -218,38 +232,59 @@ class WeightPusher:
                 handle = ray.put(payload)  # once; every engine pulls this one copy
                 del payload
             t_ser = time.perf_counter() - t0
-            results = await asyncio.gather(*(call(e, "update_weights", handle, version=version) for e in engines))
+            results = await asyncio.gather(
+                *(call(e, "update_weights", handle, version=version) for e in engines)
+            )
         finally:
             if folder is not None:
                 shutil.rmtree(folder, ignore_errors=True)
-        return PushStats(self.method, time.perf_counter() - t0, nbytes, version, len(engines), t_ser,
-                         tuple(float(r["seconds"]) for r in results))
+        return PushStats(
+            self.method,
+            time.perf_counter() - t0,
+            nbytes,
+            version,
+            len(engines),
+            t_ser,
+            tuple(float(r["seconds"]) for r in results),
+        )
 
     async def _push_nccl(self, named: NamedTensors, engines: Sequence[Any], version: int) -> PushStats:
         """Rank 0 broadcasts each tensor while every engine's workers receive and load it (GPU clusters only)."""
         import torch
 
         if not torch.cuda.is_available():
-            raise RuntimeError("weight push 'nccl' needs CUDA GPUs on the learner and the engines (NCCL "
-                               "broadcast); this machine has none: use 'file' (same node) or 'object_store'")
+            raise RuntimeError(
+                "weight push 'nccl' needs CUDA GPUs on the learner and the engines (NCCL "
+                "broadcast); this machine has none: use 'file' (same node) or 'object_store'"
+            )
         from rollout_workers.remote import call
 
         t0 = time.perf_counter()
         if self._nccl is None:
             self._nccl = await _open_nccl_group(engines)
         # Materialised first: every receiver sizes its buffers from the full name/dtype/shape list up front.
-        pairs = [(n, t.detach().to("cuda").contiguous()) for n, t in (named.items() if isinstance(named, dict)
-                                                                      else named)]
+        pairs = [
+            (n, t.detach().to("cuda").contiguous())
+            for n, t in (named.items() if isinstance(named, dict) else named)
+        ]
         names = [n for n, _ in pairs]
         dtypes = [str(t.dtype).removeprefix("torch.") for _, t in pairs]
         shapes = [list(t.shape) for _, t in pairs]
-        receiving = asyncio.gather(*(call(e, "receive_nccl", names, dtypes, shapes, version=version)
-                                     for e in engines))
+        receiving = asyncio.gather(
+            *(call(e, "receive_nccl", names, dtypes, shapes, version=version) for e in engines)
+        )
         await asyncio.to_thread(self._broadcast, [t for _, t in pairs])
         results = await receiving
         nbytes = sum(t.numel() * t.element_size() for _, t in pairs)
-        return PushStats("nccl", time.perf_counter() - t0, nbytes, version, len(engines), 0.0,
-                         tuple(float(r["seconds"]) for r in results))
+        return PushStats(
+            "nccl",
+            time.perf_counter() - t0,
+            nbytes,
+            version,
+            len(engines),
+            0.0,
+            tuple(float(r["seconds"]) for r in results),
+        )
 
     def _broadcast(self, tensors: list[torch.Tensor]) -> None:
         import torch
@@ -275,10 +310,18 @@ async def _open_nccl_group(engines: Sequence[Any]) -> Any:
     tp = [int((await call(e, "stats")).get("tensor_parallel_size", 1)) for e in engines]
     world = 1 + sum(tp)
     offsets = [1 + sum(tp[:i]) for i in range(len(engines))]
-    joining = asyncio.gather(*(call(e, "init_nccl", {"master_address": host, "master_port": port,
-                                                      "rank_offset": off, "world_size": world})
-                               for e, off in zip(engines, offsets, strict=True)))
-    group = await asyncio.to_thread(trainer_init, {"master_address": host, "master_port": port,
-                                                    "world_size": world})
+    joining = asyncio.gather(
+        *(
+            call(
+                e,
+                "init_nccl",
+                {"master_address": host, "master_port": port, "rank_offset": off, "world_size": world},
+            )
+            for e, off in zip(engines, offsets, strict=True)
+        )
+    )
+    group = await asyncio.to_thread(
+        trainer_init, {"master_address": host, "master_port": port, "world_size": world}
+    )
     await joining
     return group

@@ -40,8 +40,12 @@ def _case(line: str) -> tuple[Task, FinalState]:
     answer = data.get("answer")
     if answer is not None and not isinstance(answer, str):
         raise ValueError('"answer" must be a string or null')
-    final = FinalState(url=str(data.get("final_url") or ""), answer=answer,
-                       storage_state=data.get("storage_state") or {}, sandbox=data.get("sandbox"))
+    final = FinalState(
+        url=str(data.get("final_url") or ""),
+        answer=answer,
+        storage_state=data.get("storage_state") or {},
+        sandbox=data.get("sandbox"),
+    )
     return Task.model_validate(data["config"]), final
 
 
@@ -55,8 +59,9 @@ def _line(reward: Reward) -> str:
 def score_batch(lines: list[str], args: argparse.Namespace) -> list[str]:
     from reward.actor import RewardActor
 
-    cfg = RewardConfig(judge=args.judge, judge_url=args.judge_url, judge_model=args.judge_model,
-                       url_match=args.url_mode)
+    cfg = RewardConfig(
+        judge=args.judge, judge_url=args.judge_url, judge_model=args.judge_model, url_match=args.url_mode
+    )
     urls = _parse_urls(args.urls)
     outputs: list[str | None] = [None] * len(lines)
     cases: list[tuple[int, Task, FinalState]] = []
@@ -67,8 +72,14 @@ def score_batch(lines: list[str], args: argparse.Namespace) -> list[str]:
             outputs[n] = json.dumps({"score": None, "checks": [], "error": f"line {n + 1}: {str(e)[:300]}"})
             continue
         cases.append((n, task, final))
-    actor = RewardActor(cfg, env_urls=urls, helpers=args.helpers, auth_dir=args.auth_dir,
-                        judge_cache=args.judge_cache, live=args.live)
+    actor = RewardActor(
+        cfg,
+        env_urls=urls,
+        helpers=args.helpers,
+        auth_dir=args.auth_dir,
+        judge_cache=args.judge_cache,
+        live=args.live,
+    )
     try:
         rewards = actor.score_many([(t, f) for _, t, f in cases])
     finally:
@@ -84,7 +95,9 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("score", help="score a batch of cases (JSON lines)")
     p.add_argument("--batch", required=True, help="JSONL file of cases, or - for stdin")
     p.add_argument("--live", action="store_true", help="start a browser for checks that visit pages")
-    p.add_argument("--urls", nargs="*", default=[], metavar="SITE=URL", help="site base URLs for placeholders")
+    p.add_argument(
+        "--urls", nargs="*", default=[], metavar="SITE=URL", help="site base URLs for placeholders"
+    )
     p.add_argument("--helpers", choices=["bundled", "webarena"], default="bundled")
     p.add_argument("--auth-dir", default=None, help="folder of <site>_state.json storage states")
     p.add_argument("--judge", choices=["none", "openai", "vllm"], default="none")

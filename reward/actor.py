@@ -32,8 +32,16 @@ from reward.judge import Judge, make_judge
 from reward.plan import PlanError, build_plan
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
 SANDBOX_COOKIE = "wa_sandbox"
 
 
@@ -53,8 +61,13 @@ class _Session:
             self._context = await browser.new_context(storage_state=self.storage_state or None)
             if self.final.sandbox:
                 origins = {_origin(u) for u in self.final.env_urls.values() or self.actor.env_urls.values()}
-                await self._context.add_cookies([{"name": SANDBOX_COOKIE, "value": self.final.sandbox, "url": o}
-                                                 for o in sorted(origins) if o])
+                await self._context.add_cookies(
+                    [
+                        {"name": SANDBOX_COOKIE, "value": self.final.sandbox, "url": o}
+                        for o in sorted(origins)
+                        if o
+                    ]
+                )
         return self._context
 
     async def page(self) -> Any:
@@ -85,7 +98,9 @@ class _Session:
 
         context = await self._ensure_context()
         try:
-            resp = await context.request.get(url, fail_on_status_code=False, timeout=self.actor.nav_timeout_s * 1000)
+            resp = await context.request.get(
+                url, fail_on_status_code=False, timeout=self.actor.nav_timeout_s * 1000
+            )
             body = await resp.text()
         except PwError as e:
             raise NavigationError(f"could not fetch {url}: {str(e).splitlines()[0][:120]}") from e
@@ -107,16 +122,31 @@ def _origin(url: str) -> str:
 class RewardActor:
     """Scores `(Task, FinalState)` pairs; see the module docstring."""
 
-    def __init__(self, cfg: RewardConfig | None = None, *, env_urls: dict[str, str] | None = None,
-                 helpers: str = "bundled", judge: Judge | None = None, auth_dir: str | Path | None = None,
-                 settle: str | None = None, nav_timeout_s: float = 30.0, idle_cap_s: float = 5.0,
-                 max_concurrency: int = 8, html_unescape: bool = True, judge_cache: str | None = None,
-                 live: bool = True, **helper_kwargs: Any) -> None:
+    def __init__(
+        self,
+        cfg: RewardConfig | None = None,
+        *,
+        env_urls: dict[str, str] | None = None,
+        helpers: str = "bundled",
+        judge: Judge | None = None,
+        auth_dir: str | Path | None = None,
+        settle: str | None = None,
+        nav_timeout_s: float = 30.0,
+        idle_cap_s: float = 5.0,
+        max_concurrency: int = 8,
+        html_unescape: bool = True,
+        judge_cache: str | None = None,
+        live: bool = True,
+        **helper_kwargs: Any,
+    ) -> None:
         self.cfg = cfg or RewardConfig()
         self.env_urls = dict(env_urls or {})
         self.helpers = make_helpers(helpers, **helper_kwargs)
-        self.judge = judge if judge is not None else make_judge(self.cfg.judge, self.cfg.judge_url,
-                                                                self.cfg.judge_model, judge_cache)
+        self.judge = (
+            judge
+            if judge is not None
+            else make_judge(self.cfg.judge, self.cfg.judge_url, self.cfg.judge_model, judge_cache)
+        )
         self.auth_dir = Path(auth_dir) if auth_dir else None
         # Bundled pages are server-rendered: "load" is enough. Real GitLab/Magento render with XHR: wait for quiet.
         self.settle = settle or ("load" if helpers == "bundled" else "networkidle")
@@ -147,8 +177,9 @@ class RewardActor:
                 from playwright.async_api import async_playwright
 
                 self._pw = await async_playwright().start()
-                self._browser_obj = await self._pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS,
-                                                                   headless=True)
+                self._browser_obj = await self._pw.chromium.launch(
+                    executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
+                )
         return self._browser_obj
 
     # -- scoring ------------------------------------------------------------------------------------------------
@@ -187,8 +218,17 @@ class RewardActor:
         return reward
 
     async def _run(self, plan: Any, final: FinalState, session: Any, urls: dict[str, str]) -> Reward:
-        return await run_plan(plan, final.answer, final.url, session, self.helpers, self.judge, urls,
-                              self.cfg.url_match, self.html_unescape)
+        return await run_plan(
+            plan,
+            final.answer,
+            final.url,
+            session,
+            self.helpers,
+            self.judge,
+            urls,
+            self.cfg.url_match,
+            self.html_unescape,
+        )
 
     async def ascore(self, task: Task, final: FinalState, page: Any = None) -> Reward:
         if page is not None:  # the caller's live page belongs to the caller's loop: check it there

@@ -68,8 +68,11 @@ def satisfies(value: float, inequality: str, tol: float = 1e-8) -> bool:
         if op in inequality:
             bound = float(inequality.split(op)[1].strip())
             return {
-                "<=": value <= bound + tol, ">=": value >= bound - tol, "==": abs(value - bound) <= tol,
-                "<": value < bound + tol, ">": value > bound - tol,
+                "<=": value <= bound + tol,
+                ">=": value >= bound - tol,
+                "==": abs(value - bound) <= tol,
+                "<": value < bound + tol,
+                ">": value > bound - tol,
             }[op]
     raise ValueError(f"not an inequality: {inequality!r}")
 
@@ -114,7 +117,9 @@ def url_exact(pred_url: str, reference: str) -> tuple[float, str]:
     """Exact mode (an option; VisualAgentBench's "EXACT" rule): the cleaned URL equals one reference."""
     refs = [clean_url(u) for u in reference.split(OR_SEP)]
     ok = clean_url(pred_url) in refs
-    return float(ok), f"{short(clean_url(pred_url))} {'is' if ok else 'is not'} one of {len(refs)} reference URL(s)"
+    return float(
+        ok
+    ), f"{short(clean_url(pred_url))} {'is' if ok else 'is not'} one of {len(refs)} reference URL(s)"
 
 
 def url_match(pred_url: str, reference: str, rule: str | None = None, mode: str = "webarena") -> CheckResult:
@@ -132,8 +137,11 @@ def url_match(pred_url: str, reference: str, rule: str | None = None, mode: str 
 # -- required contents of a program_html target (the deterministic kinds) -------------------------------------
 def contents_exact(ref: str, selected: str) -> CheckResult:
     ok = exact_match(ref, selected)
-    return CheckResult(type="program_html.exact_match", score=ok,
-                       why=f"{short(selected)} {'equals' if ok else 'differs from'} {short(ref)}")
+    return CheckResult(
+        type="program_html.exact_match",
+        score=ok,
+        why=f"{short(selected)} {'equals' if ok else 'differs from'} {short(ref)}",
+    )
 
 
 def contents_include(refs: list[str], selected: str) -> list[CheckResult]:
@@ -158,12 +166,21 @@ def contents_exclude(refs: list[str], selected: str) -> list[CheckResult]:
 def contents_values(values: list[str], selected: str) -> list[CheckResult]:
     number = str_to_int(selected)
     if number is None:
-        return [CheckResult(type="program_html.required_values", score=0.0, why=f"{short(selected)} is not an integer")]
+        return [
+            CheckResult(
+                type="program_html.required_values", score=0.0, why=f"{short(selected)} is not an integer"
+            )
+        ]
     out = []
     for value in values:
         ok = any(satisfies(number, alt) for alt in value.split(OR_SEP))
-        out.append(CheckResult(type="program_html.required_values", score=float(ok),
-                               why=f"{number} {'satisfies' if ok else 'fails'} {value!r}"))
+        out.append(
+            CheckResult(
+                type="program_html.required_values",
+                score=float(ok),
+                why=f"{number} {'satisfies' if ok else 'fails'} {value!r}",
+            )
+        )
     return out
 
 

@@ -52,13 +52,18 @@ async def _fuzzy(judge: Judge | None, pred: str, ref: str, intent: str, kind: st
     return CheckResult(type=kind, score=score, why=f"{why}; reference {C.short(ref, 50)}")
 
 
-async def _na_check(step: StringStep, pred: str, earlier: list[CheckResult], judge: Judge | None
-                    ) -> list[CheckResult]:
+async def _na_check(
+    step: StringStep, pred: str, earlier: list[CheckResult], judge: Judge | None
+) -> list[CheckResult]:
     exact = C.exact_match("N/A", pred)
     if C.product([c.score for c in earlier]) == 1.0 and exact == 1.0:
-        return earlier + [CheckResult(type="string_match.fuzzy_match", score=1.0, why="answer is exactly N/A")]
-    superseded = [CheckResult(type=c.type, score=1.0, why=f"superseded by ua_match (was {c.score}): {c.why}")
-                  for c in earlier]
+        return earlier + [
+            CheckResult(type="string_match.fuzzy_match", score=1.0, why="answer is exactly N/A")
+        ]
+    superseded = [
+        CheckResult(type=c.type, score=1.0, why=f"superseded by ua_match (was {c.score}): {c.why}")
+        for c in earlier
+    ]
     if judge is None:
         ua = CheckResult(type="string_match.ua_match", score=None, why="no judge configured for ua_match")
     else:
@@ -74,19 +79,29 @@ async def string_checks(step: StringStep, answer: str, judge: Judge | None) -> l
         kind = f"string_match.{approach}"
         if approach == "exact_match":
             ok = C.exact_match(ref, pred)
-            out.append(CheckResult(type=kind, score=ok, why=f"{C.short(pred)} {'==' if ok else '!='} {C.short(ref)}"))
+            out.append(
+                CheckResult(type=kind, score=ok, why=f"{C.short(pred)} {'==' if ok else '!='} {C.short(ref)}")
+            )
         elif approach == "must_include":
             for r in ref:
                 ok = C.must_include(r, pred, tokenize=len(ref) == 1)
                 how = " as a word" if len(ref) == 1 and len(C.clean_answer(r)) == 1 else ""
-                out.append(CheckResult(type=kind, score=ok, why=f"{C.short(r)} {'found' if ok else 'missing'}{how}"))
+                out.append(
+                    CheckResult(type=kind, score=ok, why=f"{C.short(r)} {'found' if ok else 'missing'}{how}")
+                )
         elif approach == "must_exclude":
-            out += [CheckResult(type=kind, score=c.score, why=c.why) for c in C.contents_exclude(list(ref), pred)]
+            out += [
+                CheckResult(type=kind, score=c.score, why=c.why) for c in C.contents_exclude(list(ref), pred)
+            ]
         elif approach == "required_values":
-            out += [CheckResult(type=kind, score=c.score, why=c.why) for c in C.contents_values(list(ref), pred)]
+            out += [
+                CheckResult(type=kind, score=c.score, why=c.why) for c in C.contents_values(list(ref), pred)
+            ]
         elif approach == "one_of":
             hit = next((r for r in ref if C.clean_answer(r) in pred), None)
-            out.append(CheckResult(type=kind, score=float(hit is not None), why=f"one of {len(ref)}: {C.short(hit)}"))
+            out.append(
+                CheckResult(type=kind, score=float(hit is not None), why=f"one of {len(ref)}: {C.short(hit)}")
+            )
         elif approach == "fuzzy_match" and ref == "N/A":
             out = await _na_check(step, pred, out, judge)
         else:
@@ -95,7 +110,9 @@ async def string_checks(step: StringStep, answer: str, judge: Judge | None) -> l
     return out
 
 
-async def _contents(t: Target, selected: str, intent: str, judge: Judge | None, tag: str) -> list[CheckResult]:
+async def _contents(
+    t: Target, selected: str, intent: str, judge: Judge | None, tag: str
+) -> list[CheckResult]:
     if t.content_kind == "exact_match":
         found = [C.contents_exact(t.content, selected)]
     elif t.content_kind == "must_include":
@@ -130,21 +147,36 @@ async def _select(t: Target, session: PageSession, ctx: CallContext, helpers: He
     return str(value) or ""
 
 
-async def html_checks(step: HtmlStep, session: PageSession, helpers: Helpers, judge: Judge | None,
-                      env_urls: dict[str, str], unescape: bool = True) -> list[CheckResult]:
+async def html_checks(
+    step: HtmlStep,
+    session: PageSession,
+    helpers: Helpers,
+    judge: Judge | None,
+    env_urls: dict[str, str],
+    unescape: bool = True,
+) -> list[CheckResult]:
     out: list[CheckResult] = []
     for i, t in enumerate(step.targets):
         tag = f"[{i}]"
-        ctx = CallContext(current_url=session.current_url, env_urls=env_urls, get_page=session.page,
-                          http_get=session.http_get)
+        ctx = CallContext(
+            current_url=session.current_url,
+            env_urls=env_urls,
+            get_page=session.page,
+            http_get=session.http_get,
+        )
         try:
             url = t.url
             if t.url_kind == "func":
                 assert t.url_call is not None
                 url = await helpers.call(t.url_call, ctx)
                 if not url:
-                    return out + [CheckResult(type="program_html.url", score=0.0, why=f"{tag} {t.url_call.name} "
-                                              "found nothing to check (e.g. no order placed)")]
+                    return out + [
+                        CheckResult(
+                            type="program_html.url",
+                            score=0.0,
+                            why=f"{tag} {t.url_call.name} found nothing to check (e.g. no order placed)",
+                        )
+                    ]
             if url != "last":
                 await session.goto(url)
             ctx.current_url = session.current_url
@@ -152,8 +184,13 @@ async def html_checks(step: HtmlStep, session: PageSession, helpers: Helpers, ju
         except (HelperUnavailable, NavigationError) as e:
             return out + [CheckResult(type="program_html", score=None, why=f"{tag} {e}")]
         if selected is None:
-            return out + [CheckResult(type="program_html.locator", score=0.0,
-                                      why=f"{tag} locator threw on {C.short(session.current_url, 60)}")]
+            return out + [
+                CheckResult(
+                    type="program_html.locator",
+                    score=0.0,
+                    why=f"{tag} locator threw on {C.short(session.current_url, 60)}",
+                )
+            ]
         out += await _contents(t, html.unescape(selected) if unescape else selected, step.intent, judge, tag)
     return out
 
@@ -166,9 +203,17 @@ def combine(checks: list[CheckResult]) -> float | None:
     return C.product(scores)
 
 
-async def run_plan(plan: Plan, answer: str | None, final_url: str, session: PageSession | None,
-                   helpers: Helpers, judge: Judge | None, env_urls: dict[str, str],
-                   url_mode: str = "webarena", unescape: bool = True) -> Reward:
+async def run_plan(
+    plan: Plan,
+    answer: str | None,
+    final_url: str,
+    session: PageSession | None,
+    helpers: Helpers,
+    judge: Judge | None,
+    env_urls: dict[str, str],
+    url_mode: str = "webarena",
+    unescape: bool = True,
+) -> Reward:
     """All checks of one episode. `session` None: program checks are reported as needing a live page."""
     out: list[CheckResult] = []
     error = None

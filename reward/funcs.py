@@ -41,7 +41,9 @@ class FuncSpec:
 REGISTRY: dict[str, FuncSpec] = {
     "shopping_get_latest_order_url": FuncSpec((), "URL of the newest order in the shop"),
     "shopping_get_sku_latest_review_author": FuncSpec(("str",), "nickname on the newest review of a SKU"),
-    "shopping_get_sku_latest_review_rating": FuncSpec(("str",), "rating (percent) of the newest review of a SKU"),
+    "shopping_get_sku_latest_review_rating": FuncSpec(
+        ("str",), "rating (percent) of the newest review of a SKU"
+    ),
     "reddit_get_post_url": FuncSpec(("str",), "a forum post's canonical URL from any URL inside the post"),
     "gitlab_get_project_memeber_role": FuncSpec(("page", "str"), "a member's role on a project members page"),
 }
@@ -69,8 +71,13 @@ def _known() -> str:
 def _literal(node: ast.expr, text: str) -> Any:
     if isinstance(node, ast.Constant) and isinstance(node.value, (str, int, float, bool, type(None))):
         return node.value
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
-            and isinstance(node.operand.value, (int, float)) and not isinstance(node.operand.value, bool):
+    if (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.USub)
+        and isinstance(node.operand, ast.Constant)
+        and isinstance(node.operand.value, (int, float))
+        and not isinstance(node.operand.value, bool)
+    ):
         return -node.operand.value
     if isinstance(node, ast.Name) and node.id in (PAGE, LAST_URL):
         return Special(node.id)
@@ -79,7 +86,7 @@ def _literal(node: ast.expr, text: str) -> Any:
 
 def parse_call(text: str) -> FuncCall:
     """Parse `name(args)` (with or without the `func:` prefix) into a FuncCall; FuncError on anything else."""
-    body = text[len("func:"):] if text.startswith("func:") else text
+    body = text[len("func:") :] if text.startswith("func:") else text
     try:
         tree = ast.parse(body.strip(), mode="eval")
     except SyntaxError as e:
@@ -95,7 +102,9 @@ def parse_call(text: str) -> FuncCall:
         raise FuncError(f"func:{body}: keyword arguments are not accepted")
     args = tuple(_literal(a, body) for a in call.args)
     if len(args) != len(spec.params):
-        raise FuncError(f"func:{body}: {name} takes {len(spec.params)} argument(s) ({', '.join(spec.params)})")
+        raise FuncError(
+            f"func:{body}: {name} takes {len(spec.params)} argument(s) ({', '.join(spec.params)})"
+        )
     for arg, kind in zip(args, spec.params, strict=False):
         if (kind == "page") != (isinstance(arg, Special) and arg.name == PAGE):
             raise FuncError(f"func:{body}: {name} expects {', '.join(spec.params)}")
@@ -197,7 +206,9 @@ class BundledHelpers(Helpers):
 
     async def _latest_review(self, ctx: CallContext, sku: str) -> dict[str, Any] | None:
         query = urllib.parse.urlencode({"sku": sku})
-        status, data = await self._get(ctx, f"{self.base(ctx, 'shopping_admin')}/__api__/reviews/latest?{query}")
+        status, data = await self._get(
+            ctx, f"{self.base(ctx, 'shopping_admin')}/__api__/reviews/latest?{query}"
+        )
         if status == 404:
             return None
         if status != 200 or not isinstance(data, dict):
@@ -231,8 +242,10 @@ class WebArenaHelpers(Helpers):
         try:
             async with httpx.AsyncClient(timeout=self.timeout_s) as client:
                 if self._token is None or time.monotonic() - self._token[1] > 600:
-                    resp = await client.post(f"{shop}/rest/default/V1/integration/admin/token",
-                                             json={"username": self.admin_user, "password": self.admin_password})
+                    resp = await client.post(
+                        f"{shop}/rest/default/V1/integration/admin/token",
+                        json={"username": self.admin_user, "password": self.admin_password},
+                    )
                     resp.raise_for_status()
                     self._token = (str(resp.json()), time.monotonic())
                 headers = {"Authorization": f"Bearer {self._token[0]}", "Content-Type": "application/json"}
@@ -243,8 +256,11 @@ class WebArenaHelpers(Helpers):
             raise HelperUnavailable(f"Magento REST {path}: {e}") from e
 
     async def shopping_get_latest_order_url(self, ctx: CallContext) -> str:
-        params = {"searchCriteria[sortOrders][0][field]": "created_at",
-                  "searchCriteria[sortOrders][0][direction]": "DESC", "searchCriteria[pageSize]": "1"}
+        params = {
+            "searchCriteria[sortOrders][0][field]": "created_at",
+            "searchCriteria[sortOrders][0][direction]": "DESC",
+            "searchCriteria[pageSize]": "1",
+        }
         data = await self._rest(ctx, "/rest/V1/orders", params)
         items = data.get("items") or []
         if not items:
@@ -265,7 +281,7 @@ class WebArenaHelpers(Helpers):
 
 
 def make_helpers(kind: str, **kwargs: Any) -> Helpers:
-    """"bundled" or "webarena" (kwargs: admin_user, admin_password for the real Magento)."""
+    """ "bundled" or "webarena" (kwargs: admin_user, admin_password for the real Magento)."""
     if kind == "bundled":
         return BundledHelpers()
     if kind == "webarena":

@@ -115,8 +115,14 @@ class Judge:
 class OpenAIJudge(Judge):
     """An OpenAI-compatible chat endpoint; `base_url` ends in /v1 (e.g. http://127.0.0.1:8000/v1 for vLLM)."""
 
-    def __init__(self, base_url: str, model: str, api_key: str | None = None, timeout_s: float = 60.0,
-                 cache_path: str | Path | None = None) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        timeout_s: float = 60.0,
+        cache_path: str | Path | None = None,
+    ) -> None:
         super().__init__(cache_path)
         self.base_url = base_url.rstrip("/")
         self.model = model
@@ -157,7 +163,9 @@ class VLLMJudge(Judge):
         return await asyncio.to_thread(self._chat, messages)
 
 
-def make_judge(kind: str, url: str = "", model: str = "", cache_path: str | Path | None = None) -> Judge | None:
+def make_judge(
+    kind: str, url: str = "", model: str = "", cache_path: str | Path | None = None
+) -> Judge | None:
     """From RewardConfig's judge / judge_url / judge_model: None for "none"."""
     if kind == "none":
         return None

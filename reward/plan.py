@@ -78,7 +78,9 @@ def _string_step(task: Task, where: str) -> StringStep:
     items = []
     for approach, value in ref.model_dump(exclude_none=True).items():
         if approach not in ANSWER_KINDS:
-            raise PlanError(f"{where}.reference_answers: unknown key {approach!r}; known: {', '.join(ANSWER_KINDS)}")
+            raise PlanError(
+                f"{where}.reference_answers: unknown key {approach!r}; known: {', '.join(ANSWER_KINDS)}"
+            )
         if approach == "fuzzy_match" and value == "N/A":
             items.append((approach, value))
         elif approach == "exact_match":
@@ -115,18 +117,33 @@ def _target(raw: Any, where: str) -> Target:
     elif locator.startswith("func:"):
         locator_kind, locator_call = "func", _func(locator, f"{where}.locator")
     else:
-        raise PlanError(f"{where}.locator: unknown locator {locator[:60]!r} (expected '', document..., func:...)")
+        raise PlanError(
+            f"{where}.locator: unknown locator {locator[:60]!r} (expected '', document..., func:...)"
+        )
     contents = raw.required_contents.model_dump(exclude_none=True)
     present = [k for k in CONTENT_KINDS if k in contents]
     unknown = [k for k in contents if k not in CONTENT_KINDS]
     if unknown or not present:
-        raise PlanError(f"{where}.required_contents: unknown or missing kind {unknown or list(contents)}; "
-                        f"known: {', '.join(CONTENT_KINDS)}")
+        raise PlanError(
+            f"{where}.required_contents: unknown or missing kind {unknown or list(contents)}; "
+            f"known: {', '.join(CONTENT_KINDS)}"
+        )
     kind = present[0]
-    content = str(contents[kind]) if kind == "exact_match" else tuple(str(v) for v in _as_list(contents[kind]))
-    return Target(url_kind=url_kind, url=url, url_call=url_call, locator_kind=locator_kind, locator=locator,
-                  locator_call=locator_call, prep_actions=tuple(raw.prep_actions or ()), content_kind=kind,
-                  content=content, ignored_kinds=tuple(present[1:]))
+    content = (
+        str(contents[kind]) if kind == "exact_match" else tuple(str(v) for v in _as_list(contents[kind]))
+    )
+    return Target(
+        url_kind=url_kind,
+        url=url,
+        url_call=url_call,
+        locator_kind=locator_kind,
+        locator=locator,
+        locator_call=locator_call,
+        prep_actions=tuple(raw.prep_actions or ()),
+        content_kind=kind,
+        content=content,
+        ignored_kinds=tuple(present[1:]),
+    )
 
 
 def build_plan(task: Task) -> Plan:
@@ -143,7 +160,9 @@ def build_plan(task: Task) -> Plan:
                 raise PlanError(f"{base}.reference_url: url_match needs a reference URL")
             rule = task.eval.url_note or None
             if rule not in (None, "GOLD in PRED", "EXACT"):
-                raise PlanError(f"{base}.url_note: unknown rule {rule!r} (expected 'GOLD in PRED' or 'EXACT')")
+                raise PlanError(
+                    f"{base}.url_note: unknown rule {rule!r} (expected 'GOLD in PRED' or 'EXACT')"
+                )
             steps.append(UrlStep(reference=task.eval.reference_url, rule=rule))
         elif kind == "program_html":
             raws = task.eval.program_html or []
@@ -152,5 +171,9 @@ def build_plan(task: Task) -> Plan:
             targets = tuple(_target(r, f"{base}.program_html[{i}]") for i, r in enumerate(raws))
             steps.append(HtmlStep(targets=targets, intent=task.intent))
         else:
-            raise PlanError(f"{base}.eval_types: unsupported {kind!r} (string_match, url_match, program_html)")
-    return Plan(task_id=task.task_id, steps=tuple(steps), needs_page=any(isinstance(s, HtmlStep) for s in steps))
+            raise PlanError(
+                f"{base}.eval_types: unsupported {kind!r} (string_match, url_match, program_html)"
+            )
+    return Plan(
+        task_id=task.task_id, steps=tuple(steps), needs_page=any(isinstance(s, HtmlStep) for s in steps)
+    )

@@ -51,11 +51,21 @@ _CLOSE_QUOTES = [
     (re.compile(r"([^' ])('[sS]|'[mM]|'[dD]|') "), r"\1 \2 "),
     (re.compile(r"([^' ])('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) "), r"\1 \2 "),
 ]
-_SPLIT_WORDS = [re.compile(p) for p in (
-    r"(?i)\b(can)(not)\b", r"(?i)\b(d)('ye)\b", r"(?i)\b(gim)(me)\b", r"(?i)\b(gon)(na)\b",
-    r"(?i)\b(got)(ta)\b", r"(?i)\b(lem)(me)\b", r"(?i)\b(more)('n)\b", r"(?i)\b(wan)(na)(?=\s)",
-    r"(?i) ('t)(is)\b", r"(?i) ('t)(was)\b",
-)]
+_SPLIT_WORDS = [
+    re.compile(p)
+    for p in (
+        r"(?i)\b(can)(not)\b",
+        r"(?i)\b(d)('ye)\b",
+        r"(?i)\b(gim)(me)\b",
+        r"(?i)\b(gon)(na)\b",
+        r"(?i)\b(got)(ta)\b",
+        r"(?i)\b(lem)(me)\b",
+        r"(?i)\b(more)('n)\b",
+        r"(?i)\b(wan)(na)(?=\s)",
+        r"(?i) ('t)(is)\b",
+        r"(?i) ('t)(was)\b",
+    )
+]
 
 
 def _apply(rules: list[tuple[re.Pattern[str], str]], text: str) -> str:
@@ -137,7 +147,7 @@ def _candidates(text: str) -> list[tuple[re.Match[str], str]]:
     prev: tuple[re.Match[str], slice] | None = None
     for m in _END.finditer(text):
         stop = prev[1].stop if prev else 0
-        space = _last_space(text[stop:m.start()])
+        space = _last_space(text[stop : m.start()])
         start = space + stop + 1 if space else (prev[1].start if prev else 0)
         word = slice(start, m.start())
         if prev and prev[1].stop <= word.start:
@@ -164,7 +174,7 @@ def sentence_split(text: str) -> list[str]:
         if i + 1 < len(spans):
             nxt = _REALIGN.match(text, spans[i + 1][0])
             if nxt and nxt.start() == spans[i + 1][0]:
-                out.append(text[start:spans[i + 1][0] + len(nxt.group().rstrip())])
+                out.append(text[start : spans[i + 1][0] + len(nxt.group().rstrip())])
                 shift = nxt.end() - spans[i + 1][0]
                 continue
         if text[start:stop]:

@@ -57,8 +57,21 @@ async def run_episode(
     try:
         obs: Observation = await call(browser, "reset", task, sandbox, episode_id, timeout=step_timeout * 2)
         for index in range(max_turns):
-            obs, done = await _turn(traj, index, task, obs, browser, router, builder, sampling, grammar, thinking,
-                                    episode_id, step_timeout, max_context)
+            obs, done = await _turn(
+                traj,
+                index,
+                task,
+                obs,
+                browser,
+                router,
+                builder,
+                sampling,
+                grammar,
+                thinking,
+                episode_id,
+                step_timeout,
+                max_context,
+            )
             if done:
                 break
         else:
@@ -77,8 +90,21 @@ async def run_episode(
     return EpisodeResult(traj, final)
 
 
-async def _turn(traj, index, task, obs, browser, router, builder, sampling, grammar, thinking, episode_id,
-                step_timeout, max_context):
+async def _turn(
+    traj,
+    index,
+    task,
+    obs,
+    browser,
+    router,
+    builder,
+    sampling,
+    grammar,
+    thinking,
+    episode_id,
+    step_timeout,
+    max_context,
+):
     t0 = time.perf_counter()
     prompt_ids = builder.build(task.intent, traj.turns, obs)
     t_prompt = time.perf_counter() - t0
@@ -86,18 +112,30 @@ async def _turn(traj, index, task, obs, browser, router, builder, sampling, gram
     if max_context is not None:
         room = max_context - len(prompt_ids)
         budget = min(budget, room)
-        if room < min(16, sampling.max_tokens):  # the history no longer fits: end the episode (as at max turns)
+        if room < min(
+            16, sampling.max_tokens
+        ):  # the history no longer fits: end the episode (as at max turns)
             traj.termination = "max_turns"
             traj.meta["context_overflow"] = True
             return obs, True
-    res = await router.generate(episode_id, prompt_ids, max_tokens=budget, temperature=sampling.temperature,
-                                top_p=sampling.top_p)
+    res = await router.generate(
+        episode_id, prompt_ids, max_tokens=budget, temperature=sampling.temperature, top_p=sampling.top_p
+    )
     text = builder.decode(res.completion_ids)
     action, parse_error = try_parse(text, grammar=grammar, thinking=thinking)
-    turn = Turn(index=index, observation=obs, prompt_ids=prompt_ids, completion_ids=list(res.completion_ids),
-                logprobs=list(res.logprobs), completion_text=text, finish_reason=res.finish_reason,
-                action=action, parse_error=parse_error, weight_version=res.weight_version,
-                timings={"prompt": t_prompt, "generate": res.seconds})
+    turn = Turn(
+        index=index,
+        observation=obs,
+        prompt_ids=prompt_ids,
+        completion_ids=list(res.completion_ids),
+        logprobs=list(res.logprobs),
+        completion_text=text,
+        finish_reason=res.finish_reason,
+        action=action,
+        parse_error=parse_error,
+        weight_version=res.weight_version,
+        timings={"prompt": t_prompt, "generate": res.seconds},
+    )
     traj.turns.append(turn)
     if action is None:
         # A bad action is data: the page is unchanged and the prompt builder shows the parse error in the next

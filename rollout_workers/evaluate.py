@@ -22,8 +22,9 @@ from common.tasks import Task
 from rollout_workers.metrics import summarize
 
 
-async def evaluate(worker: Any, tasks: list[Task], cfg: TrainConfig, *, label: str = "eval",
-                   progress: bool = True) -> tuple[dict[str, Any], list[TrajectoryGroup]]:
+async def evaluate(
+    worker: Any, tasks: list[Task], cfg: TrainConfig, *, label: str = "eval", progress: bool = True
+) -> tuple[dict[str, Any], list[TrajectoryGroup]]:
     if cfg.eval.max_tasks:
         tasks = tasks[: cfg.eval.max_tasks]
     bar = None
@@ -56,8 +57,11 @@ def main(argv: list[str] | None = None) -> int:
     init_ray(cfg)
     stack = Stack(cfg).start(args.checkpoint)
     try:
-        summary, groups = asyncio.run(evaluate(stack.worker, stack.tasks(args.split), cfg, label=args.split,
-                                               progress=cfg.logging.progress))
+        summary, groups = asyncio.run(
+            evaluate(
+                stack.worker, stack.tasks(args.split), cfg, label=args.split, progress=cfg.logging.progress
+            )
+        )
     finally:
         stack.close()
     out = ensure_dir(cfg.output_dir)

@@ -43,7 +43,9 @@ class BrowserPool:
     @contextlib.asynccontextmanager
     async def lease(self, n: int):
         if n > self.size:
-            raise ValueError(f"a group of {n} needs {n} browsers; the pool has {self.size} (rollout.num_browsers)")
+            raise ValueError(
+                f"a group of {n} needs {n} browsers; the pool has {self.size} (rollout.num_browsers)"
+            )
         q = self._queue()
         slots = [await q.get() for _ in range(n)]
         try:
@@ -67,8 +69,16 @@ class BrowserPool:
 
 
 class RolloutWorker:
-    def __init__(self, pool: BrowserPool, router: Any, rewarder: Any, builder: Any, cfg: TrainConfig,
-                 sandboxes: Any | None = None, on_group: Callable[[TrajectoryGroup], None] | None = None):
+    def __init__(
+        self,
+        pool: BrowserPool,
+        router: Any,
+        rewarder: Any,
+        builder: Any,
+        cfg: TrainConfig,
+        sandboxes: Any | None = None,
+        on_group: Callable[[TrajectoryGroup], None] | None = None,
+    ):
         self.pool, self.router, self.rewarder, self.builder = pool, router, rewarder, builder
         self.cfg, self.sandboxes, self.on_group = cfg, sandboxes, on_group
         self.infra_failures = 0
@@ -76,34 +86,59 @@ class RolloutWorker:
     def sampling(self, evaluation: bool) -> Sampling:
         inf = self.cfg.inference
         temp = inf.eval_temperature if evaluation else inf.temperature
-        return Sampling(max_tokens=inf.max_new_tokens, temperature=temp, top_p=1.0 if evaluation else inf.top_p)
+        return Sampling(
+            max_tokens=inf.max_new_tokens, temperature=temp, top_p=1.0 if evaluation else inf.top_p
+        )
 
-    async def run_group(self, task: Task, group_size: int, *, iteration: int = 0, evaluation: bool = False,
-                        max_turns: int | None = None) -> TrajectoryGroup:
+    async def run_group(
+        self,
+        task: Task,
+        group_size: int,
+        *,
+        iteration: int = 0,
+        evaluation: bool = False,
+        max_turns: int | None = None,
+    ) -> TrajectoryGroup:
         ro = self.cfg.rollout
         last: list[EpisodeResult] = []
-        for attempt in range(ro.group_retries + 1):
+        attempts = 0
+        while attempts <= ro.group_retries:
+            attempts += 1
             started = time.time()
             async with self.pool.lease(group_size) as browsers:
                 tokens = [await self._new_sandbox() for _ in browsers]
-                last = await asyncio.gather(*(
-                    run_episode(task, browser=actor, router=self.router, builder=self.builder,
-                                sampling=self.sampling(evaluation), max_turns=max_turns or ro.max_turns,
-                                grammar=ro.grammar, thinking=ro.thinking, sample_idx=k, sandbox=tok,
-                                step_timeout=ro.step_timeout_s, max_context=self.cfg.model.max_context)
-                    for k, ((_, actor), tok) in enumerate(zip(browsers, tokens))))
-                failed = [i for (i, _), r in zip(browsers, last) if r.trajectory.failure]
+                last = await asyncio.gather(
+                    *(
+                        run_episode(
+                            task,
+                            browser=actor,
+                            router=self.router,
+                            builder=self.builder,
+                            sampling=self.sampling(evaluation),
+                            max_turns=max_turns or ro.max_turns,
+                            grammar=ro.grammar,
+                            thinking=ro.thinking,
+                            sample_idx=k,
+                            sandbox=tok,
+                            step_timeout=ro.step_timeout_s,
+                            max_context=self.cfg.model.max_context,
+                        )
+                        for k, ((_, actor), tok) in enumerate(zip(browsers, tokens, strict=True))
+                    )
+                )
+                failed = [i for (i, _), r in zip(browsers, last, strict=True) if r.trajectory.failure]
                 for i in failed:
                     self.pool.replace(i)
             if not failed:
                 break
             self.infra_failures += len(failed)
-        group = TrajectoryGroup(task_id=task.task_id, trajectories=[r.trajectory for r in last],
-                                iteration=iteration)
+        group = TrajectoryGroup(
+            task_id=task.task_id, trajectories=[r.trajectory for r in last], iteration=iteration
+        )
         if not group.failed:
             await self._score(task, last)
         for r in last:
-            r.trajectory.meta.update({"attempts": attempt + 1, "seconds": time.time() - started})
+            r.trajectory.meta.update({"attempts": attempts, "seconds": time.time() - started})
         if self.on_group is not None:
             self.on_group(group)
         return group
@@ -112,15 +147,18 @@ class RolloutWorker:
         return None if self.sandboxes is None else await self.sandboxes.new()
 
     async def _score(self, task: Task, results: list[EpisodeResult]) -> None:
-        rewards: list[Reward] = await asyncio.gather(*(call(self.rewarder, "ascore", task, r.final)
-                                                       for r in results))
-        for r, rw in zip(results, rewards):
+        rewards: list[Reward] = await asyncio.gather(
+            *(call(self.rewarder, "ascore", task, r.final) for r in results)
+        )
+        for r, rw in zip(results, rewards, strict=True):
             r.trajectory.reward = rw.score
             r.trajectory.checks = rw.checks
             if rw.error:
                 r.trajectory.meta["reward_error"] = rw.error
 
-    async def run_groups(self, tasks: list[Task], group_size: int, **kw: Any) -> AsyncIterator[TrajectoryGroup]:
+    async def run_groups(
+        self, tasks: list[Task], group_size: int, **kw: Any
+    ) -> AsyncIterator[TrajectoryGroup]:
         """Yield groups in the order they finish, with at most rollout.max_inflight_groups in flight."""
         limit = max(1, min(self.cfg.rollout.max_inflight_groups, self.pool.size // group_size or 1))
         pending: set[asyncio.Task] = set()

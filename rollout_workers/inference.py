@@ -69,8 +69,16 @@ class _Counters:
 class InferenceActor:
     """A vLLM `AsyncLLM` engine behind an async API; construct cheaply, the engine starts on first use."""
 
-    def __init__(self, model_path: str, cfg: InferenceConfig, *, max_model_len: int, name: str = "engine-0",
-                 dtype: str = "float32", weight_sync: str = "file"):
+    def __init__(
+        self,
+        model_path: str,
+        cfg: InferenceConfig,
+        *,
+        max_model_len: int,
+        name: str = "engine-0",
+        dtype: str = "float32",
+        weight_sync: str = "file",
+    ):
         """`dtype` is `TrainConfig.model.dtype`; `weight_sync` is `TrainConfig.learner.weight_sync` ("nccl" makes
         the engine ready for vLLM's NCCL weight-transfer group at start)."""
         self.model_path = model_path
@@ -110,7 +118,9 @@ class InferenceActor:
             if self._engine is None:
                 t0 = time.perf_counter()
                 self._engine = self._build_engine()
-                log.info("%s: vLLM engine up in %.1fs (%s)", self.name, time.perf_counter() - t0, self.model_path)
+                log.info(
+                    "%s: vLLM engine up in %.1fs (%s)", self.name, time.perf_counter() - t0, self.model_path
+                )
         return self._engine
 
     def _build_engine(self) -> Any:
@@ -168,8 +178,10 @@ class InferenceActor:
         prompt = [int(t) for t in prompt_token_ids]
         room = self.max_model_len - len(prompt)
         if not prompt or room < 1:
-            raise ValueError(f"{self.name}: prompt has {len(prompt)} tokens; it must be non-empty and shorter "
-                             f"than max_model_len={self.max_model_len}")
+            raise ValueError(
+                f"{self.name}: prompt has {len(prompt)} tokens; it must be non-empty and shorter "
+                f"than max_model_len={self.max_model_len}"
+            )
         want = self.cfg.max_new_tokens if max_tokens is None else max_tokens
         if want < 1:
             raise ValueError(f"{self.name}: max_tokens must be >= 1, got {want}")
@@ -206,9 +218,17 @@ class InferenceActor:
         c.prompt_tokens += prompt_len
         c.cached_prompt_tokens += cached
         c.generated_tokens += len(ids)
-        return GenerateResult(completion_ids=ids, logprobs=lps, finish_reason=str(comp.finish_reason),
-                              weight_version=version, seconds=seconds, text=comp.text or "",
-                              prompt_len=prompt_len, cached_prompt_tokens=cached, engine=self.name)
+        return GenerateResult(
+            completion_ids=ids,
+            logprobs=lps,
+            finish_reason=str(comp.finish_reason),
+            weight_version=version,
+            seconds=seconds,
+            text=comp.text or "",
+            prompt_len=prompt_len,
+            cached_prompt_tokens=cached,
+            engine=self.name,
+        )
 
     async def _enter(self) -> int:
         assert self._gate is not None and self._idle is not None
@@ -258,8 +278,9 @@ class InferenceActor:
                 self._gate.set()
             return self._record_update(time.perf_counter() - t0, nbytes)
 
-    async def receive_nccl(self, names: list[str], dtype_names: list[str], shapes: list[list[int]],
-                           *, version: int) -> dict[str, Any]:
+    async def receive_nccl(
+        self, names: list[str], dtype_names: list[str], shapes: list[list[int]], *, version: int
+    ) -> dict[str, Any]:
         """Engine side of the "nccl" push: join the broadcast the learner's rank 0 is sending (GPU only)."""
         from vllm.distributed.weight_transfer.base import WeightTransferUpdateRequest
 
@@ -292,18 +313,32 @@ class InferenceActor:
         c.updates += 1
         c.last_update_seconds = seconds
         c.update_seconds_total += seconds
-        log.info("%s: weights v%d loaded in place in %.3fs (%d bytes)", self.name, self.weight_version,
-                 seconds, nbytes)
+        log.info(
+            "%s: weights v%d loaded in place in %.3fs (%d bytes)",
+            self.name,
+            self.weight_version,
+            seconds,
+            nbytes,
+        )
         return {"engine": self.name, "version": self.weight_version, "seconds": seconds, "bytes": nbytes}
 
     async def stats(self) -> dict[str, Any]:
         c = self._counts
-        return {"engine": self.name, "started": self._engine is not None, "weight_version": self.weight_version,
-                "tensor_parallel_size": self.cfg.tensor_parallel_size,
-                "inflight": self._inflight, "requests": c.requests, "prompt_tokens": c.prompt_tokens,
-                "cached_prompt_tokens": c.cached_prompt_tokens, "generated_tokens": c.generated_tokens,
-                "updates": c.updates, "last_update_seconds": c.last_update_seconds,
-                "update_seconds_total": c.update_seconds_total, "uptime_s": time.time() - c.started_at}
+        return {
+            "engine": self.name,
+            "started": self._engine is not None,
+            "weight_version": self.weight_version,
+            "tensor_parallel_size": self.cfg.tensor_parallel_size,
+            "inflight": self._inflight,
+            "requests": c.requests,
+            "prompt_tokens": c.prompt_tokens,
+            "cached_prompt_tokens": c.cached_prompt_tokens,
+            "generated_tokens": c.generated_tokens,
+            "updates": c.updates,
+            "last_update_seconds": c.last_update_seconds,
+            "update_seconds_total": c.update_seconds_total,
+            "uptime_s": time.time() - c.started_at,
+        }
 
 
 async def _resolve(path_or_ref: Any) -> Any:
@@ -353,5 +388,7 @@ class EngineRouter:
             self._episodes[home] -= 1
 
     def load(self) -> list[dict[str, int]]:
-        return [{"engine": i, "episodes": e, "inflight": f}
-                for i, (e, f) in enumerate(zip(self._episodes, self._inflight, strict=True))]
+        return [
+            {"engine": i, "episodes": e, "inflight": f}
+            for i, (e, f) in enumerate(zip(self._episodes, self._inflight, strict=True))
+        ]

@@ -29,18 +29,31 @@ class RayMetrics:
         if not ray.is_initialized():
             return
         self.enabled = True
-        self.episodes = m.Counter("webagent_episodes_total", "finished episodes", tag_keys=("site", "outcome"))
-        self.success = m.Gauge("webagent_success_rate", "success rate of the last phase", tag_keys=("site", "phase"))
-        self.reward_mean = m.Gauge("webagent_reward_mean", "mean reward of the last batch", tag_keys=("phase",))
+        self.episodes = m.Counter(
+            "webagent_episodes_total", "finished episodes", tag_keys=("site", "outcome")
+        )
+        self.success = m.Gauge(
+            "webagent_success_rate", "success rate of the last phase", tag_keys=("site", "phase")
+        )
+        self.reward_mean = m.Gauge(
+            "webagent_reward_mean", "mean reward of the last batch", tag_keys=("phase",)
+        )
         self.group_std = m.Gauge("webagent_group_reward_std", "mean per-group reward std of the last batch")
-        self.zero_var = m.Gauge("webagent_zero_variance_group_share", "share of groups with all-equal rewards")
+        self.zero_var = m.Gauge(
+            "webagent_zero_variance_group_share", "share of groups with all-equal rewards"
+        )
         self.turns = m.Histogram("webagent_turns_per_episode", "turns per episode", boundaries=_TURN_BUCKETS)
-        self.parse_fail = m.Counter("webagent_action_parse_failures_total", "completions with no valid action")
-        self.step_latency = m.Histogram("webagent_step_latency_seconds", "browser step seconds",
-                                        boundaries=_LATENCY_BUCKETS)
+        self.parse_fail = m.Counter(
+            "webagent_action_parse_failures_total", "completions with no valid action"
+        )
+        self.step_latency = m.Histogram(
+            "webagent_step_latency_seconds", "browser step seconds", boundaries=_LATENCY_BUCKETS
+        )
         self.gen_tps = m.Gauge("webagent_generate_tokens_per_second", "generated tokens/s in the last batch")
         self.learn_tps = m.Gauge("webagent_learner_tokens_per_second", "learner tokens/s in the last update")
-        self.push_s = m.Gauge("webagent_weight_push_seconds", "seconds of the last weight push", tag_keys=("method",))
+        self.push_s = m.Gauge(
+            "webagent_weight_push_seconds", "seconds of the last weight push", tag_keys=("method",)
+        )
         self.infra = m.Counter("webagent_infra_failures_total", "infrastructure failures", tag_keys=("kind",))
         self.iteration = m.Gauge("webagent_iteration", "current RL iteration")
 
@@ -49,8 +62,15 @@ class RayMetrics:
             return
         for t in group.trajectories:
             site = t.sites[0] if t.sites else "unknown"
-            outcome = ("infra_error" if t.failure else "unscorable" if t.reward is None
-                       else "success" if t.reward >= 1 else "fail")
+            outcome = (
+                "infra_error"
+                if t.failure
+                else "unscorable"
+                if t.reward is None
+                else "success"
+                if t.reward >= 1
+                else "fail"
+            )
             self.episodes.inc(1, tags={"site": site, "outcome": outcome})
             if t.failure:
                 self.infra.inc(1, tags={"kind": "episode"})

@@ -31,13 +31,25 @@ def init_ray(cfg: TrainConfig) -> dict[str, Any]:
         # a second runtime_env that sets the same variables, so none is passed here.
         ctx = ray.init(address=os.environ["RAY_ADDRESS"], log_to_driver=True)
     else:
-        env = {"env_vars": {k: os.environ[k] for k in ("WEBAGENT_CACHE", "VLLM_CPU_KVCACHE_SPACE", "DS_ACCELERATOR",
-                                                       "HF_HUB_OFFLINE", "TOKENIZERS_PARALLELISM")
-                            if k in os.environ}}
+        env = {
+            "env_vars": {
+                k: os.environ[k]
+                for k in (
+                    "WEBAGENT_CACHE",
+                    "VLLM_CPU_KVCACHE_SPACE",
+                    "DS_ACCELERATOR",
+                    "HF_HUB_OFFLINE",
+                    "TOKENIZERS_PARALLELISM",
+                )
+                if k in os.environ
+            }
+        }
         ctx = ray.init(
             num_cpus=max(4, os.cpu_count() or 2),
             resources={cfg.rollout.browser_resource: cfg.rollout.num_browsers},
-            include_dashboard=True, dashboard_host="127.0.0.1", runtime_env=env,
+            include_dashboard=True,
+            dashboard_host="127.0.0.1",
+            runtime_env=env,
         )
     info = {"dashboard": getattr(ctx, "dashboard_url", None)}
     log.info("ray: %s", info)
@@ -100,8 +112,13 @@ class Stack:
 
         tok = AutoTokenizer.from_pretrained(self.cfg.model_path)
         ro = self.cfg.rollout
-        self.builder = PromptBuilder(tok, grammar=ro.grammar, thinking=ro.thinking, compression=ro.compression,
-                                     obs_max_tokens=ro.obs_max_tokens)
+        self.builder = PromptBuilder(
+            tok,
+            grammar=ro.grammar,
+            thinking=ro.thinking,
+            compression=ro.compression,
+            obs_max_tokens=ro.obs_max_tokens,
+        )
 
     def start_engines(self, model_path: str | None = None) -> None:
         import ray
@@ -111,9 +128,16 @@ class Stack:
         inf = self.cfg.inference
         cls = ray.remote(InferenceActor)
         self.engines = [
-            cls.options(name=f"engine-{i}", num_cpus=1, num_gpus=inf.gpus_per_engine, max_concurrency=1000)
-            .remote(model_path or self.cfg.model_path, inf, max_model_len=self.cfg.model.max_context,
-                    name=f"engine-{i}", dtype=self.cfg.model.dtype, weight_sync=self.cfg.learner.weight_sync)
+            cls.options(
+                name=f"engine-{i}", num_cpus=1, num_gpus=inf.gpus_per_engine, max_concurrency=1000
+            ).remote(
+                model_path or self.cfg.model_path,
+                inf,
+                max_model_len=self.cfg.model.max_context,
+                name=f"engine-{i}",
+                dtype=self.cfg.model.dtype,
+                weight_sync=self.cfg.learner.weight_sync,
+            )
             for i in range(inf.num_engines)
         ]
         # Start (and warm) every engine now, in parallel, so the first turns do not pay for it.
@@ -130,9 +154,12 @@ class Stack:
         out = str(self.cfg.output_dir / "episodes")
 
         def make(i: int) -> Any:
-            return cls.options(name=f"browser-{i}-{os.urandom(2).hex()}", num_cpus=0,
-                               resources={ro.browser_resource: 1}, max_restarts=0).remote(
-                ro, auth_dir=self.auth_dir, env_urls=self.urls, output_dir=out)
+            return cls.options(
+                name=f"browser-{i}-{os.urandom(2).hex()}",
+                num_cpus=0,
+                resources={ro.browser_resource: 1},
+                max_restarts=0,
+            ).remote(ro, auth_dir=self.auth_dir, env_urls=self.urls, output_dir=out)
 
         self.pool = BrowserPool(make, ro.num_browsers)
 
@@ -143,9 +170,12 @@ class Stack:
 
         cls = ray.remote(RewardActor)
         helpers = "bundled" if self.cfg.environment.kind == "bundled" else "webarena"
-        self.rewarders = [cls.options(name=f"reward-{i}", num_cpus=0, max_concurrency=64)
-                          .remote(self.cfg.reward, env_urls=self.urls, helpers=helpers)
-                          for i in range(self.cfg.reward.num_actors)]
+        self.rewarders = [
+            cls.options(name=f"reward-{i}", num_cpus=0, max_concurrency=64).remote(
+                self.cfg.reward, env_urls=self.urls, helpers=helpers
+            )
+            for i in range(self.cfg.reward.num_actors)
+        ]
 
     def start(self, model_path: str | None = None) -> Stack:
         self.start_environment()
@@ -158,7 +188,9 @@ class Stack:
             from rollout_workers.sandbox import SandboxClient
 
             sandboxes = SandboxClient(next(iter(self.urls.values())))
-        self.worker = RolloutWorker(self.pool, self.router, self.rewarders[0], self.builder, self.cfg, sandboxes)
+        self.worker = RolloutWorker(
+            self.pool, self.router, self.rewarders[0], self.builder, self.cfg, sandboxes
+        )
         return self
 
     def close(self) -> None:

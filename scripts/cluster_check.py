@@ -45,32 +45,90 @@ def main() -> int:
     args = ap.parse_args()
     # Ray 2.60 starts a head with token authentication; every process of the check uses the same mode and the
     # token the head writes to ~/.ray/auth_token (deploy/README.md says the same for real clusters).
-    env = {**os.environ, "PATH": f"{BIN}:{os.environ.get('PATH', '')}", "RAY_AUTH_MODE": "token", "RAY_USAGE_STATS_ENABLED": "0", "DS_ACCELERATOR": "cpu", "HF_HUB_OFFLINE": "1",
-           "VLLM_CPU_KVCACHE_SPACE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    env = {
+        **os.environ,
+        "PATH": f"{BIN}:{os.environ.get('PATH', '')}",
+        "RAY_AUTH_MODE": "token",
+        "RAY_USAGE_STATS_ENABLED": "0",
+        "DS_ACCELERATOR": "cpu",
+        "HF_HUB_OFFLINE": "1",
+        "VLLM_CPU_KVCACHE_SPACE": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+    }
     ray = str(BIN / "ray")
     gcs, dash = free_port(), free_port()
     work = Path(tempfile.mkdtemp(prefix="cluster-check-"))
-    model = subprocess.run([sys.executable, "-m", "common.models", "tiny", str(work / "tiny")], cwd=ROOT,
-                           env=env, check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1]
+    model = (
+        subprocess.run(
+            [sys.executable, "-m", "common.models", "tiny", str(work / "tiny")],
+            cwd=ROOT,
+            env=env,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        .stdout.strip()
+        .splitlines()[-1]
+    )
     sh(ray, "stop", "--force", env=env, check=False)
     try:
-        sh(ray, "start", "--head", f"--port={gcs}", "--dashboard-host=127.0.0.1", f"--dashboard-port={dash}",
-           "--num-cpus=3", "--disable-usage-stats", env=env)
-        sh(ray, "start", f"--address=127.0.0.1:{gcs}", "--num-cpus=1", "--resources", '{"browser": 2}', env=env)
+        sh(
+            ray,
+            "start",
+            "--head",
+            f"--port={gcs}",
+            "--dashboard-host=127.0.0.1",
+            f"--dashboard-port={dash}",
+            "--num-cpus=3",
+            "--disable-usage-stats",
+            env=env,
+        )
+        sh(
+            ray,
+            "start",
+            f"--address=127.0.0.1:{gcs}",
+            "--num-cpus=1",
+            "--resources",
+            '{"browser": 2}',
+            env=env,
+        )
         out = work / "run"
         overrides = [
-            f"model.path={model}", "model.max_context=4096", "phases=[bc, rl, eval]",
-            "inference.max_new_tokens=12", "inference.cpu_kvcache_gb=1",
-            "rollout.max_turns=2", "rollout.num_browsers=2", "rollout.obs_max_tokens=1500",
-            "bc.max_demos=2", "bc.epochs=1", "rl.iterations=1", "rl.tasks_per_iteration=1", "rl.group_size=2",
-            "environment.base_port=0", "eval.max_tasks=1", f"logging.output_dir={out}", "logging.progress=false",
+            f"model.path={model}",
+            "model.max_context=4096",
+            "phases=[bc, rl, eval]",
+            "inference.max_new_tokens=12",
+            "inference.cpu_kvcache_gb=1",
+            "rollout.max_turns=2",
+            "rollout.num_browsers=2",
+            "rollout.obs_max_tokens=1500",
+            "bc.max_demos=2",
+            "bc.epochs=1",
+            "rl.iterations=1",
+            "rl.tasks_per_iteration=1",
+            "rl.group_size=2",
+            "environment.base_port=0",
+            "eval.max_tasks=1",
+            f"logging.output_dir={out}",
+            "logging.progress=false",
         ]
         # No --working-dir here, unlike on a real cluster: both simulated nodes share this machine's
         # /tmp/ray/session_*/runtime_resources, and two runtime-env agents unpacking the same package there
         # race (one deletes the folder the other's job runs in). The code comes from this checkout instead.
-        cmd = [ray, "job", "submit", f"--address=http://127.0.0.1:{dash}",
-               "--submission-id", f"check-{int(time.time())}", "--", "python", "-m", "learner.train",
-               "--config", "configs/cpu_demo.yaml"]
+        cmd = [
+            ray,
+            "job",
+            "submit",
+            f"--address=http://127.0.0.1:{dash}",
+            "--submission-id",
+            f"check-{int(time.time())}",
+            "--",
+            "python",
+            "-m",
+            "learner.train",
+            "--config",
+            "configs/cpu_demo.yaml",
+        ]
         for o in overrides:
             cmd += ["--set", o]
         sh(*cmd, env=env)
@@ -85,9 +143,14 @@ def verify(dash: int, out: Path) -> int:
     from ray.util.state import list_actors, list_nodes
 
     address = f"http://127.0.0.1:{dash}"
-    browser_nodes = {n.node_id for n in list_nodes(address=address, detail=True)
-                     if (n.resources_total or {}).get("browser", 0) > 0}
-    actors = list_actors(address=address, filters=[("class_name", "=", "BrowserActor")], detail=True, limit=1000)
+    browser_nodes = {
+        n.node_id
+        for n in list_nodes(address=address, detail=True)
+        if (n.resources_total or {}).get("browser", 0) > 0
+    }
+    actors = list_actors(
+        address=address, filters=[("class_name", "=", "BrowserActor")], detail=True, limit=1000
+    )
     placed = {a.node_id for a in actors}
     log = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
     problems = []
@@ -98,8 +161,17 @@ def verify(dash: int, out: Path) -> int:
     if [r["phase"] for r in log] != ["bc", "rl", "eval"]:
         problems.append(f"phases logged: {[r['phase'] for r in log]}")
     names = sorted(a.name for a in list_actors(address=address, detail=True, limit=1000) if a.name)
-    print(json.dumps({"browser_nodes": sorted(browser_nodes), "browser_actor_nodes": sorted(placed),
-                      "actors": names, "phases": [r["phase"] for r in log]}, indent=1))
+    print(
+        json.dumps(
+            {
+                "browser_nodes": sorted(browser_nodes),
+                "browser_actor_nodes": sorted(placed),
+                "actors": names,
+                "phases": [r["phase"] for r in log],
+            },
+            indent=1,
+        )
+    )
     if problems:
         print("cluster check FAILED: " + "; ".join(problems))
         return 1

@@ -20,10 +20,19 @@ def _serve(args: argparse.Namespace) -> int:
 
     sites = [s for s in args.sites.split(",") if s] if args.sites else None
     t0 = time.perf_counter()
-    server = SiteServer(host=args.host, base_port=args.base_port, data_dir=args.data_dir, sites=sites,
-                        max_sandboxes=args.max_sandboxes, idle_timeout_s=args.idle_timeout)
+    server = SiteServer(
+        host=args.host,
+        base_port=args.base_port,
+        data_dir=args.data_dir,
+        sites=sites,
+        max_sandboxes=args.max_sandboxes,
+        idle_timeout_s=args.idle_timeout,
+    )
     urls = server.start()
-    print(f"started {len(urls)} site(s) in {time.perf_counter() - t0:.1f}s (data: {server.data_dir})", flush=True)
+    print(
+        f"started {len(urls)} site(s) in {time.perf_counter() - t0:.1f}s (data: {server.data_dir})",
+        flush=True,
+    )
     for key, url in urls.items():
         print(f"  {key:15s} {url}   health: {url}/__health__", flush=True)
     print(f"  storage states: {server.auth_dir}", flush=True)
@@ -43,11 +52,17 @@ def _serve(args: argparse.Namespace) -> int:
 def _add_serve(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("serve", help="start all bundled sites in the foreground")
     p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--base-port", type=int, default=7770, help="first port; site i listens on P+offset (0 = free ports)")
-    p.add_argument("--data-dir", default=None, help="seeds, sandboxes, .auth (default $WA_SITES_DIR or the cache)")
+    p.add_argument(
+        "--base-port", type=int, default=7770, help="first port; site i listens on P+offset (0 = free ports)"
+    )
+    p.add_argument(
+        "--data-dir", default=None, help="seeds, sandboxes, .auth (default $WA_SITES_DIR or the cache)"
+    )
     p.add_argument("--sites", default="", help="comma-separated site keys (default: all available)")
     p.add_argument("--max-sandboxes", type=int, default=64)
-    p.add_argument("--idle-timeout", type=float, default=1800.0, help="seconds before an idle sandbox is dropped")
+    p.add_argument(
+        "--idle-timeout", type=float, default=1800.0, help="seconds before an idle sandbox is dropped"
+    )
     p.set_defaults(func=_serve)
 
 

@@ -34,11 +34,15 @@ def login_cookie(spec: SiteSpec, base_url: str, timeout: float = 10.0) -> dict[s
 
     user, password = spec.default_user
     data = {spec.login.user_field: user, spec.login.password_field: password}
-    resp = httpx.post(base_url.rstrip("/") + spec.login.path, data=data, follow_redirects=False, timeout=timeout)
+    resp = httpx.post(
+        base_url.rstrip("/") + spec.login.path, data=data, follow_redirects=False, timeout=timeout
+    )
     name = f"{spec.key}_session"
     if resp.status_code not in (301, 302, 303) or name not in resp.cookies:
-        raise RuntimeError(f"{spec.key}: logging in {user!r} at {spec.login.path} failed "
-                           f"(HTTP {resp.status_code}, cookies {list(resp.cookies)})")
+        raise RuntimeError(
+            f"{spec.key}: logging in {user!r} at {spec.login.path} failed "
+            f"(HTTP {resp.status_code}, cookies {list(resp.cookies)})"
+        )
     return {name: resp.cookies[name]}
 
 
@@ -46,8 +50,16 @@ def storage_state(cookies: dict[str, str], host: str) -> dict[str, Any]:
     """Playwright's storage-state JSON shape (what `browser.new_context(storage_state=...)` reads)."""
     return {
         "cookies": [
-            {"name": k, "value": v, "domain": host, "path": "/", "expires": -1, "httpOnly": True,
-             "secure": False, "sameSite": "Lax"}
+            {
+                "name": k,
+                "value": v,
+                "domain": host,
+                "path": "/",
+                "expires": -1,
+                "httpOnly": True,
+                "secure": False,
+                "sameSite": "Lax",
+            }
             for k, v in cookies.items()
         ],
         "origins": [],

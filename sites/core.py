@@ -56,12 +56,20 @@ CORE_TEMPLATES = Path(__file__).with_name("templates")
 
 # site key -> package holding it. Keys and port offsets are WebArena's (see sites/README.md).
 SITE_PACKAGES: dict[str, str] = {
-    "shopping": "sites.shop", "shopping_admin": "sites.shop", "reddit": "sites.forum",
-    "gitlab": "sites.gitlab", "wikipedia": "sites.wiki", "map": "sites.map",
+    "shopping": "sites.shop",
+    "shopping_admin": "sites.shop",
+    "reddit": "sites.forum",
+    "gitlab": "sites.gitlab",
+    "wikipedia": "sites.wiki",
+    "map": "sites.map",
 }
 PLACEHOLDERS: dict[str, str] = {
-    "shopping": "__SHOPPING__", "shopping_admin": "__SHOPPING_ADMIN__", "reddit": "__REDDIT__",
-    "gitlab": "__GITLAB__", "wikipedia": "__WIKIPEDIA__", "map": "__MAP__",
+    "shopping": "__SHOPPING__",
+    "shopping_admin": "__SHOPPING_ADMIN__",
+    "reddit": "__REDDIT__",
+    "gitlab": "__GITLAB__",
+    "wikipedia": "__WIKIPEDIA__",
+    "map": "__MAP__",
 }
 
 
@@ -122,17 +130,30 @@ def load_sites(keys: list[str] | tuple[str, ...] | None = None) -> list[SiteSpec
 
 
 # -- the per-site app --------------------------------------------------------------------------------------------
-def make_site_app(key: str, db_group: str, store: SandboxStore, template_folder: Path | None = None,
-                  import_name: str = "sites") -> Flask:
+def make_site_app(
+    key: str,
+    db_group: str,
+    store: SandboxStore,
+    template_folder: Path | None = None,
+    import_name: str = "sites",
+) -> Flask:
     """A Flask app wired for sandboxes, metrics, health and the shared layout. Add your routes to it."""
     from sites.metrics import SiteMetrics
 
     # Explicit paths: Flask's guess from the import name fails for namespace-style editable installs.
-    app = Flask(import_name, template_folder=None, static_folder=None, root_path=str(Path(__file__).parent),
-                instance_path=str(Path(store.data_dir).resolve() / "instance"))
+    app = Flask(
+        import_name,
+        template_folder=None,
+        static_folder=None,
+        root_path=str(Path(__file__).parent),
+        instance_path=str(Path(store.data_dir).resolve() / "instance"),
+    )
     app.config.update(
-        SECRET_KEY=_secret_key(store.data_dir), SESSION_COOKIE_NAME=f"{key}_session",
-        SESSION_COOKIE_SAMESITE="Lax", WA_SITE=key, WA_DB_GROUP=db_group,
+        SECRET_KEY=_secret_key(store.data_dir),
+        SESSION_COOKIE_NAME=f"{key}_session",
+        SESSION_COOKIE_SAMESITE="Lax",
+        WA_SITE=key,
+        WA_DB_GROUP=db_group,
     )
     loaders = [FileSystemLoader(str(template_folder))] if template_folder else []
     app.jinja_loader = ChoiceLoader([*loaders, FileSystemLoader(str(CORE_TEMPLATES))])  # type: ignore[assignment]
@@ -151,9 +172,14 @@ def make_site_app(key: str, db_group: str, store: SandboxStore, template_folder:
             try:
                 store.touch(token)
             except UnknownSandbox:
-                return render_template("core/message.html", title="Unknown sandbox", message=(
-                    "This sandbox does not exist (it may have expired). Clear the wa_sandbox cookie or "
-                    "open a new sandbox.")), 403
+                return render_template(
+                    "core/message.html",
+                    title="Unknown sandbox",
+                    message=(
+                        "This sandbox does not exist (it may have expired). Clear the wa_sandbox cookie or "
+                        "open a new sandbox."
+                    ),
+                ), 403
             g.wa_sandbox = token
         return None
 
@@ -173,8 +199,13 @@ def make_site_app(key: str, db_group: str, store: SandboxStore, template_folder:
     def _readonly(exc: Exception) -> Any:
         if not is_readonly_error(exc):
             raise exc
-        return render_template("core/message.html", title="Read-only", message=(
-            "read-only default; open a sandbox (POST /__sandbox__ and send its token in the wa_sandbox cookie)")), 403
+        return render_template(
+            "core/message.html",
+            title="Read-only",
+            message=(
+                "read-only default; open a sandbox (POST /__sandbox__ and send its token in the wa_sandbox cookie)"
+            ),
+        ), 403
 
     _add_builtin_routes(app, key, db_group, store, metrics)
     return app

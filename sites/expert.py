@@ -33,13 +33,20 @@ MAX_STEPS = 30
 STEP_TIMEOUT_S = 90.0
 
 
-async def run_expert_episode(task: Task, browser: Any, *, sandbox: str | None = None, sample_idx: int = 0,
-                             max_steps: int = MAX_STEPS) -> tuple[Trajectory, FinalState | None]:
+async def run_expert_episode(
+    task: Task, browser: Any, *, sandbox: str | None = None, sample_idx: int = 0, max_steps: int = MAX_STEPS
+) -> tuple[Trajectory, FinalState | None]:
     """Play one task with its template's script. An expert that cannot go on ends the episode with
     `termination="error"` and `meta["expert_error"]`; a harness failure sets `failure` (and no final state)."""
     template, inst = find_instance(task.task_id)
-    traj = Trajectory(task_id=task.task_id, sample_idx=sample_idx, intent=task.intent, sites=list(task.sites),
-                      source="expert", meta={"template_id": template.id, "kind": template.kind})
+    traj = Trajectory(
+        task_id=task.task_id,
+        sample_idx=sample_idx,
+        intent=task.intent,
+        sites=list(task.sites),
+        source="expert",
+        meta={"template_id": template.id, "kind": template.kind},
+    )
     episode_id = f"expert-{task.task_id}-{uuid.uuid4().hex[:8]}"
     started = time.perf_counter()
     try:
@@ -82,8 +89,9 @@ async def _score(rewarder: Any, task: Task, traj: Trajectory, final: FinalState 
         traj.meta["reward_error"] = reward.error
 
 
-async def run_demos(browsers: list[Any], rewarder: Any, tasks: list[Task], sandboxes: Any | None = None,
-                    on_done: Any = None) -> list[Trajectory]:
+async def run_demos(
+    browsers: list[Any], rewarder: Any, tasks: list[Task], sandboxes: Any | None = None, on_done: Any = None
+) -> list[Trajectory]:
     """Every task once, each browser working through a shared queue; all trajectories, scored, in task order."""
     queue: asyncio.Queue[int] = asyncio.Queue()
     for k in range(len(tasks)):
@@ -121,7 +129,9 @@ async def generate_demos(stack: Any, tasks: list[Task], cfg: Any = None) -> list
         except (KeyError, ValueError):
             skipped += 1
     if skipped:
-        log.warning("expert: %d task(s) are not bundled-site template tasks and get no demonstration", skipped)
+        log.warning(
+            "expert: %d task(s) are not bundled-site template tasks and get no demonstration", skipped
+        )
     sandboxes = getattr(getattr(stack, "worker", None), "sandboxes", None)
     async with stack.pool.lease(stack.pool.size) as leased:
         trajs = await run_demos([a for _, a in leased], stack.rewarders[0], known, sandboxes)

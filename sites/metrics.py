@@ -23,12 +23,25 @@ class SiteMetrics:
     def __init__(self, site: str, store: SandboxStore) -> None:
         self.site = site
         self.registry = CollectorRegistry()
-        self.latency = Histogram("wa_site_request_seconds", "Request latency of a bundled site",
-                                 ["site", "method"], buckets=_BUCKETS, registry=self.registry)
-        self.errors = Counter("wa_site_errors", "Responses with status >= 400 of a bundled site",
-                              ["site", "status"], registry=self.registry)
-        self.sandboxes = Gauge("wa_site_live_sandboxes", "Live sandboxes of the server hosting this site",
-                               ["site"], registry=self.registry)
+        self.latency = Histogram(
+            "wa_site_request_seconds",
+            "Request latency of a bundled site",
+            ["site", "method"],
+            buckets=_BUCKETS,
+            registry=self.registry,
+        )
+        self.errors = Counter(
+            "wa_site_errors",
+            "Responses with status >= 400 of a bundled site",
+            ["site", "status"],
+            registry=self.registry,
+        )
+        self.sandboxes = Gauge(
+            "wa_site_live_sandboxes",
+            "Live sandboxes of the server hosting this site",
+            ["site"],
+            registry=self.registry,
+        )
         self.sandboxes.labels(site=site).set_function(lambda: len(store))
 
     def observe(self, request: Any, status: int, seconds: float) -> None:

@@ -39,8 +39,9 @@ class ReadOnlyDefault(PermissionError):
 class SandboxStore:
     """Owns the seed databases of every DB group and all live sandboxes. Thread-safe."""
 
-    def __init__(self, data_dir: Path, seeds: dict[str, Path], max_sandboxes: int = 64,
-                 idle_timeout_s: float = 1800.0) -> None:
+    def __init__(
+        self, data_dir: Path, seeds: dict[str, Path], max_sandboxes: int = 64, idle_timeout_s: float = 1800.0
+    ) -> None:
         self.data_dir = Path(data_dir)
         self.seeds = dict(seeds)  # DB group -> seeded file
         self.max_sandboxes = max_sandboxes

@@ -67,9 +67,16 @@ def _quiet_handler() -> type:
 
 
 class SiteServer:
-    def __init__(self, host: str = "127.0.0.1", base_port: int = 7770, data_dir: Path | str | None = None,
-                 sites: list[str] | tuple[str, ...] | None = None, max_sandboxes: int = 64,
-                 idle_timeout_s: float = 1800.0, write_auth: bool = True) -> None:
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        base_port: int = 7770,
+        data_dir: Path | str | None = None,
+        sites: list[str] | tuple[str, ...] | None = None,
+        max_sandboxes: int = 64,
+        idle_timeout_s: float = 1800.0,
+        write_auth: bool = True,
+    ) -> None:
         self.host = host
         self.base_port = base_port
         self.data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
@@ -98,8 +105,13 @@ class SiteServer:
         try:
             for spec in self.specs:
                 port = self.base_port + spec.port_offset if self.base_port else 0
-                srv = make_server(self.host, port, spec.create_app(self.store), threaded=True,
-                                  request_handler=_quiet_handler())
+                srv = make_server(
+                    self.host,
+                    port,
+                    spec.create_app(self.store),
+                    threaded=True,
+                    request_handler=_quiet_handler(),
+                )
                 self._servers.append(srv)
                 self.urls[spec.key] = f"http://{self.host}:{srv.server_port}"
                 t = threading.Thread(target=srv.serve_forever, name=f"site-{spec.key}", daemon=True)
@@ -152,8 +164,15 @@ class SiteServer:
 
     def sandbox_cookie(self, token: str) -> dict[str, Any]:
         """The cookie to add to a Playwright context (`context.add_cookies([...])`) to use a sandbox."""
-        return {"name": SANDBOX_COOKIE, "value": token, "domain": self.host, "path": "/",
-                "httpOnly": True, "secure": False, "sameSite": "Lax"}
+        return {
+            "name": SANDBOX_COOKIE,
+            "value": token,
+            "domain": self.host,
+            "path": "/",
+            "httpOnly": True,
+            "secure": False,
+            "sameSite": "Lax",
+        }
 
     @property
     def auth_dir(self) -> Path:
@@ -165,8 +184,10 @@ class SiteServer:
     def write_storage_states(self) -> dict[str, Path]:
         from sites.auth import write_storage_state
 
-        return {s.key: write_storage_state(s, self.urls[s.key], self.host, self.storage_state_path(s.key))
-                for s in self.specs}
+        return {
+            s.key: write_storage_state(s, self.urls[s.key], self.host, self.storage_state_path(s.key))
+            for s in self.specs
+        }
 
     @property
     def placeholders(self) -> dict[str, str]:

@@ -42,8 +42,13 @@ def ray_session():
     import ray
 
     if not ray.is_initialized():
-        ray.init(num_cpus=4, resources={"browser": 8}, include_dashboard=False, log_to_driver=False,
-                 configure_logging=False)
+        ray.init(
+            num_cpus=4,
+            resources={"browser": 8},
+            include_dashboard=False,
+            log_to_driver=False,
+            configure_logging=False,
+        )
     yield ray
     ray.shutdown()
 

@@ -25,8 +25,9 @@ def current_user() -> sqlite3.Row | None:
     """The logged-in user's row (None when anonymous or when the session names an unknown user)."""
     if "forum_user" not in g:
         uid = current_user_id()
-        g.forum_user = None if uid is None else get_db().execute(
-            "SELECT * FROM users WHERE id = ?", (uid,)).fetchone()
+        g.forum_user = (
+            None if uid is None else get_db().execute("SELECT * FROM users WHERE id = ?", (uid,)).fetchone()
+        )
     return g.forum_user
 
 
@@ -76,8 +77,9 @@ def create_app(store: Any) -> Flask:
 
     @app.errorhandler(404)
     def _not_found(_exc: Exception) -> Any:
-        return render_template("forum/message.html", title="Page not found",
-                               message="The page you requested does not exist."), 404
+        return render_template(
+            "forum/message.html", title="Page not found", message="The page you requested does not exist."
+        ), 404
 
     return app
 
@@ -121,8 +123,10 @@ def _add_auth_routes(app: Flask) -> None:
         db = get_db()
         from sites.forum.util import now_ts
 
-        cur = db.execute("INSERT INTO users (username, password_hash, created_at) VALUES (?,?,?)",
-                         (name, hash_password(password, f"forum-{name}"), now_ts()))
+        cur = db.execute(
+            "INSERT INTO users (username, password_hash, created_at) VALUES (?,?,?)",
+            (name, hash_password(password, f"forum-{name}"), now_ts()),
+        )
         db.commit()
         login_user(cur.lastrowid)
         return redirect("/")

@@ -12,10 +12,12 @@ from pathlib import Path
 
 from sites.forum.util import SORTS, slugify
 
-_POSTS = ("SELECT s.id, s.title, s.body, s.url, s.image, s.created_at, s.upvotes, s.downvotes, "
-          "s.upvotes - s.downvotes AS score, f.name AS forum, u.username AS author, "
-          "(SELECT count(*) FROM comments c WHERE c.submission_id = s.id) AS n_comments "
-          "FROM submissions s JOIN forums f ON f.id = s.forum_id JOIN users u ON u.id = s.user_id ")
+_POSTS = (
+    "SELECT s.id, s.title, s.body, s.url, s.image, s.created_at, s.upvotes, s.downvotes, "
+    "s.upvotes - s.downvotes AS score, f.name AS forum, u.username AS author, "
+    "(SELECT count(*) FROM comments c WHERE c.submission_id = s.id) AS n_comments "
+    "FROM submissions s JOIN forums f ON f.id = s.forum_id JOIN users u ON u.id = s.user_id "
+)
 
 
 def connect(path: str | Path) -> sqlite3.Connection:
@@ -35,10 +37,14 @@ def _posts(db: sqlite3.Connection, where: str, args: tuple, sort: str = "new", l
 
 def forums(db: sqlite3.Connection) -> list[dict]:
     """All forums with subscriber and post counts, by name."""
-    return [dict(r) for r in db.execute(
-        "SELECT f.name, f.title, f.description, (SELECT count(*) FROM subscriptions s WHERE s.forum_id = f.id) "
-        "AS subscribers, (SELECT count(*) FROM submissions s WHERE s.forum_id = f.id) AS posts FROM forums f "
-        "ORDER BY f.name COLLATE NOCASE")]
+    return [
+        dict(r)
+        for r in db.execute(
+            "SELECT f.name, f.title, f.description, (SELECT count(*) FROM subscriptions s WHERE s.forum_id = f.id) "
+            "AS subscribers, (SELECT count(*) FROM submissions s WHERE s.forum_id = f.id) AS posts FROM forums f "
+            "ORDER BY f.name COLLATE NOCASE"
+        )
+    ]
 
 
 def forum_posts(db: sqlite3.Connection, forum: str, sort: str = "hot", limit: int = -1) -> list[dict]:
@@ -64,16 +70,25 @@ def post(db: sqlite3.Connection, post_id: int) -> dict | None:
 
 def comments(db: sqlite3.Connection, post_id: int) -> list[dict]:
     """A post's comments in writing order, with author and parent id."""
-    return [dict(r) for r in db.execute(
-        "SELECT c.id, c.parent_id, c.body, c.created_at, c.upvotes, c.downvotes, u.username AS author "
-        "FROM comments c JOIN users u ON u.id = c.user_id WHERE c.submission_id = ? ORDER BY c.created_at, c.id",
-        (post_id,))]
+    return [
+        dict(r)
+        for r in db.execute(
+            "SELECT c.id, c.parent_id, c.body, c.created_at, c.upvotes, c.downvotes, u.username AS author "
+            "FROM comments c JOIN users u ON u.id = c.user_id WHERE c.submission_id = ? ORDER BY c.created_at, c.id",
+            (post_id,),
+        )
+    ]
 
 
 def user_comments(db: sqlite3.Connection, username: str) -> list[dict]:
-    return [dict(r) for r in db.execute(
-        "SELECT c.id, c.submission_id, c.body, c.created_at, c.upvotes, c.downvotes FROM comments c "
-        "JOIN users u ON u.id = c.user_id WHERE u.username = ? ORDER BY c.created_at DESC, c.id DESC", (username,))]
+    return [
+        dict(r)
+        for r in db.execute(
+            "SELECT c.id, c.submission_id, c.body, c.created_at, c.upvotes, c.downvotes FROM comments c "
+            "JOIN users u ON u.id = c.user_id WHERE u.username = ? ORDER BY c.created_at DESC, c.id DESC",
+            (username,),
+        )
+    ]
 
 
 def count_comments_more_down_than_up(db: sqlite3.Connection, username: str) -> int:
@@ -81,9 +96,14 @@ def count_comments_more_down_than_up(db: sqlite3.Connection, username: str) -> i
 
 
 def subscriptions(db: sqlite3.Connection, username: str) -> list[str]:
-    return [r[0] for r in db.execute(
-        "SELECT f.name FROM subscriptions s JOIN forums f ON f.id = s.forum_id JOIN users u ON u.id = s.user_id "
-        "WHERE u.username = ? ORDER BY f.name COLLATE NOCASE", (username,))]
+    return [
+        r[0]
+        for r in db.execute(
+            "SELECT f.name FROM subscriptions s JOIN forums f ON f.id = s.forum_id JOIN users u ON u.id = s.user_id "
+            "WHERE u.username = ? ORDER BY f.name COLLATE NOCASE",
+            (username,),
+        )
+    ]
 
 
 def biography(db: sqlite3.Connection, username: str) -> str | None:
@@ -93,8 +113,11 @@ def biography(db: sqlite3.Connection, username: str) -> str | None:
 
 def vote(db: sqlite3.Connection, username: str, post_id: int) -> int:
     """The user's vote on a post: 1, -1, or 0 when none."""
-    row = db.execute("SELECT v.choice FROM submission_votes v JOIN users u ON u.id = v.user_id "
-                     "WHERE u.username = ? AND v.submission_id = ?", (username, post_id)).fetchone()
+    row = db.execute(
+        "SELECT v.choice FROM submission_votes v JOIN users u ON u.id = v.user_id "
+        "WHERE u.username = ? AND v.submission_id = ?",
+        (username, post_id),
+    ).fetchone()
     return 0 if row is None else row[0]
 
 

@@ -25,6 +25,8 @@ START = datetime(2022, 6, 1)
 END = datetime(2023, 5, 31, 23, 59)
 # Forums the default user is subscribed to (MachineLearning deliberately not, so "subscribe" tasks change state).
 DEFAULT_SUBSCRIPTIONS = ["books", "gaming", "movies", "nyc", "pics", "technology"]
+
+
 def _ts(rng: random.Random, lo: datetime, hi: datetime) -> str:
     span = max(int((hi - lo).total_seconds()), 1)
     return (lo + timedelta(seconds=rng.randrange(span))).strftime(TS_FORMAT)
@@ -35,8 +37,13 @@ def _usernames(rng: random.Random) -> list[str]:
     while len(names) < N_USERS:
         a, b = rng.choice(T.NAME_PARTS_A), rng.choice(T.NAME_PARTS_B)
         style = rng.randrange(3)
-        names.add(f"{a}{b}{rng.randrange(10, 999)}" if style == 0 else
-                  f"{a.lower()}_{b.lower()}" if style == 1 else f"{b}{a}")
+        names.add(
+            f"{a}{b}{rng.randrange(10, 999)}"
+            if style == 0
+            else f"{a.lower()}_{b.lower()}"
+            if style == 1
+            else f"{b}{a}"
+        )
     rest = sorted(names - {DEFAULT_USER})
     rng.shuffle(rest)
     return [DEFAULT_USER, *rest]
@@ -57,7 +64,17 @@ def _forums(conn: sqlite3.Connection, rng: random.Random, users: list[int]) -> d
     rows = []
     for i, (name, (title, desc, topics)) in enumerate(T.FORUMS.items(), start=1):
         sidebar = f"Welcome to /f/{name}. Be civil, stay on topic about {topics[0]} and friends."
-        rows.append((i, name, title, desc, sidebar, rng.choice(users[1:]), _ts(rng, START - timedelta(days=700), START)))
+        rows.append(
+            (
+                i,
+                name,
+                title,
+                desc,
+                sidebar,
+                rng.choice(users[1:]),
+                _ts(rng, START - timedelta(days=700), START),
+            )
+        )
     conn.executemany("INSERT INTO forums VALUES (?,?,?,?,?,?,?)", rows)
     return {r[0]: r[1] for r in rows}
 
@@ -67,10 +84,14 @@ def _title(rng: random.Random, topic: str) -> str:
     return t.format(t=topic, T=topic[0].upper() + topic[1:], year=rng.choice([2022, 2023]))
 
 
-def _posts(conn: sqlite3.Connection, rng: random.Random, users: list[int], forums: dict[int, str]) -> list[tuple]:
+def _posts(
+    conn: sqlite3.Connection, rng: random.Random, users: list[int], forums: dict[int, str]
+) -> list[tuple]:
     # Popular forums get more posts; weights are fixed by position so the spread is deterministic.
     fids = list(forums)
-    weights = [3 if forums[f] in ("books", "gaming", "movies", "pics", "technology", "askforum") else 1 for f in fids]
+    weights = [
+        3 if forums[f] in ("books", "gaming", "movies", "pics", "technology", "askforum") else 1 for f in fids
+    ]
     seen: set[tuple[int, str]] = set()
     rows = []
     while len(rows) < N_POSTS:
@@ -98,13 +119,16 @@ def _posts(conn: sqlite3.Connection, rng: random.Random, users: list[int], forum
     rows.sort(key=lambda r: r[7])  # ids grow with time, as in a real forum
     for i, r in enumerate(rows, start=1):
         r[0] = i
-    conn.executemany("INSERT INTO submissions VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                     [(*r, hot_score(r[9], r[10], r[7])) for r in rows])
+    conn.executemany(
+        "INSERT INTO submissions VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+        [(*r, hot_score(r[9], r[10], r[7])) for r in rows],
+    )
     return [tuple(r) for r in rows]
 
 
-def _comments(conn: sqlite3.Connection, rng: random.Random, users: list[int], posts: list[tuple],
-              forums: dict[int, str]) -> None:
+def _comments(
+    conn: sqlite3.Connection, rng: random.Random, users: list[int], posts: list[tuple], forums: dict[int, str]
+) -> None:
     end = END + timedelta(days=10)
     by_post: dict[int, list[tuple[int, str]]] = {}
     rows = []
@@ -127,11 +151,14 @@ def _comments(conn: sqlite3.Connection, rng: random.Random, users: list[int], po
     conn.executemany("INSERT INTO comments VALUES (?,?,?,?,?,?,?,?,?)", rows)
 
 
-def _votes_and_subscriptions(conn: sqlite3.Connection, rng: random.Random, users: list[int],
-                             forums: dict[int, str]) -> None:
+def _votes_and_subscriptions(
+    conn: sqlite3.Connection, rng: random.Random, users: list[int], forums: dict[int, str]
+) -> None:
     n_posts = conn.execute("SELECT count(*) FROM submissions").fetchone()[0]
     votes = {(rng.choice(users), rng.randint(1, n_posts)): rng.choice([1, 1, 1, -1]) for _ in range(3000)}
-    conn.executemany("INSERT INTO submission_votes VALUES (?,?,?)", [(u, s, c) for (u, s), c in votes.items()])
+    conn.executemany(
+        "INSERT INTO submission_votes VALUES (?,?,?)", [(u, s, c) for (u, s), c in votes.items()]
+    )
     # The cached counts already include these voters (the seed counts stand for all votes ever cast).
     for (_u, sid), c in votes.items():
         col = "upvotes" if c > 0 else "downvotes"
@@ -143,13 +170,16 @@ def _votes_and_subscriptions(conn: sqlite3.Connection, rng: random.Random, users
         col = "upvotes" if c > 0 else "downvotes"
         conn.execute(f"UPDATE comments SET {col} = {col} + 1 WHERE id = ?", (cid,))  # noqa: S608
     for row in conn.execute("SELECT id, upvotes, downvotes, created_at FROM submissions").fetchall():
-        conn.execute("UPDATE submissions SET hot = ? WHERE id = ?", (hot_score(row[1], row[2], row[3]), row[0]))
+        conn.execute(
+            "UPDATE submissions SET hot = ? WHERE id = ?", (hot_score(row[1], row[2], row[3]), row[0])
+        )
     by_name = {n: i for i, n in forums.items()}
     subs = {(users[0], by_name[n]) for n in DEFAULT_SUBSCRIPTIONS}
     for u in users[1:]:
         subs.update((u, f) for f in rng.sample(list(forums), rng.randint(2, 9)))
-    conn.executemany("INSERT INTO subscriptions VALUES (?,?,?)",
-                     [(u, f, _ts(rng, START, END)) for u, f in sorted(subs)])
+    conn.executemany(
+        "INSERT INTO subscriptions VALUES (?,?,?)", [(u, f, _ts(rng, START, END)) for u, f in sorted(subs)]
+    )
 
 
 def seed(db_path: str | Path) -> Path:

@@ -15,8 +15,15 @@ MAX_COMMENT = 10000
 
 
 def _comment_or_404(sid: int, cid: int) -> sqlite3.Row:
-    row = get_db().execute("SELECT c.*, u.username FROM comments c JOIN users u ON u.id = c.user_id "
-                           "WHERE c.id = ? AND c.submission_id = ?", (cid, sid)).fetchone()
+    row = (
+        get_db()
+        .execute(
+            "SELECT c.*, u.username FROM comments c JOIN users u ON u.id = c.user_id "
+            "WHERE c.id = ? AND c.submission_id = ?",
+            (cid, sid),
+        )
+        .fetchone()
+    )
     if row is None:
         abort(404)
     return row
@@ -43,9 +50,13 @@ def register(app: Flask) -> None:
         if parent is not None:
             _comment_or_404(sid, int(parent) if parent.isdigit() else -1)
         db = get_db()
-        cur = db.execute("INSERT INTO comments (submission_id, parent_id, user_id, body, created_at) "
-                         "VALUES (?,?,?,?,?)", (sid, parent, user["id"], text, now_ts()))
-        apply_vote(db, "comment", cur.lastrowid, user["id"], 1)  # as with posts, your own comment starts upvoted
+        cur = db.execute(
+            "INSERT INTO comments (submission_id, parent_id, user_id, body, created_at) VALUES (?,?,?,?,?)",
+            (sid, parent, user["id"], text, now_ts()),
+        )
+        apply_vote(
+            db, "comment", cur.lastrowid, user["id"], 1
+        )  # as with posts, your own comment starts upvoted
         db.commit()
         return redirect(post_url(s["forum_name"], sid, s["title"]))
 
@@ -65,8 +76,14 @@ def register(app: Flask) -> None:
             return None
 
         node = find(comment_tree(sid))
-        return render_template("forum/submission.html", s=s, forum=f, comments=[node] if node else [],
-                               single_thread=True, **_forum_sidebar(f))
+        return render_template(
+            "forum/submission.html",
+            s=s,
+            forum=f,
+            comments=[node] if node else [],
+            single_thread=True,
+            **_forum_sidebar(f),
+        )
 
     @app.route("/f/<forum>/<int:sid>/-/comment/<int:cid>/edit", methods=["GET", "POST"])
     def edit_comment(forum: str, sid: int, cid: int) -> Any:
@@ -78,7 +95,9 @@ def register(app: Flask) -> None:
         if request.method == "GET":
             return render_template("forum/edit_comment.html", s=s, c=c)
         db = get_db()
-        db.execute("UPDATE comments SET body = ?, edited_at = ? WHERE id = ?", (_comment_text(), now_ts(), cid))
+        db.execute(
+            "UPDATE comments SET body = ?, edited_at = ? WHERE id = ?", (_comment_text(), now_ts(), cid)
+        )
         db.commit()
         return redirect(post_url(s["forum_name"], sid, s["title"]))
 
@@ -94,4 +113,3 @@ def register(app: Flask) -> None:
         db.commit()
         flash("The comment was deleted.", "success")
         return redirect(post_url(s["forum_name"], sid, s["title"]))
-

@@ -28,8 +28,10 @@ def listing(where: str, args: tuple, sort: str) -> tuple[list[sqlite3.Row], Any]
     total = db.execute(f"SELECT count(*) FROM submissions s WHERE {where}", args).fetchone()[0]  # noqa: S608
     page = page_of(total, PAGE_SIZE)
     user = current_user()
-    rows = db.execute(f"{LISTING_SQL} WHERE {where} ORDER BY {SORTS[sort]} LIMIT ? OFFSET ?",  # noqa: S608
-                      (user["id"] if user else None, *args, page.per_page, page.offset)).fetchall()
+    rows = db.execute(
+        f"{LISTING_SQL} WHERE {where} ORDER BY {SORTS[sort]} LIMIT ? OFFSET ?",  # noqa: S608
+        (user["id"] if user else None, *args, page.per_page, page.offset),
+    ).fetchall()
     return rows, page
 
 
@@ -42,30 +44,47 @@ def _sort_arg(sort: str | None) -> str:
 
 def apply_vote(db: sqlite3.Connection, kind: str, target_id: int, user_id: int, choice: int) -> None:
     """Sets the user's vote on a submission or comment (choice 1, -1, or 0 to retract) and the cached counts."""
-    table, votes, col = (("submissions", "submission_votes", "submission_id") if kind == "submission"
-                         else ("comments", "comment_votes", "comment_id"))
-    old_row = db.execute(f"SELECT choice FROM {votes} WHERE user_id = ? AND {col} = ?",  # noqa: S608
-                         (user_id, target_id)).fetchone()
+    table, votes, col = (
+        ("submissions", "submission_votes", "submission_id")
+        if kind == "submission"
+        else ("comments", "comment_votes", "comment_id")
+    )
+    old_row = db.execute(
+        f"SELECT choice FROM {votes} WHERE user_id = ? AND {col} = ?",  # noqa: S608
+        (user_id, target_id),
+    ).fetchone()
     old = old_row[0] if old_row else 0
     if old == choice:
         return
     up = (choice == 1) - (old == 1)
     down = (choice == -1) - (old == -1)
-    db.execute(f"UPDATE {table} SET upvotes = upvotes + ?, downvotes = downvotes + ? WHERE id = ?",  # noqa: S608
-               (up, down, target_id))
+    db.execute(
+        f"UPDATE {table} SET upvotes = upvotes + ?, downvotes = downvotes + ? WHERE id = ?",  # noqa: S608
+        (up, down, target_id),
+    )
     db.execute(f"DELETE FROM {votes} WHERE user_id = ? AND {col} = ?", (user_id, target_id))  # noqa: S608
     if choice:
-        db.execute(f"INSERT INTO {votes} (user_id, {col}, choice) VALUES (?,?,?)",  # noqa: S608
-                   (user_id, target_id, choice))
+        db.execute(
+            f"INSERT INTO {votes} (user_id, {col}, choice) VALUES (?,?,?)",  # noqa: S608
+            (user_id, target_id, choice),
+        )
     if kind == "submission":
-        r = db.execute("SELECT upvotes, downvotes, created_at FROM submissions WHERE id = ?", (target_id,)).fetchone()
+        r = db.execute(
+            "SELECT upvotes, downvotes, created_at FROM submissions WHERE id = ?", (target_id,)
+        ).fetchone()
         db.execute("UPDATE submissions SET hot = ? WHERE id = ?", (hot_score(r[0], r[1], r[2]), target_id))
 
 
 def submission_or_404(forum: str, sid: int) -> sqlite3.Row:
     user = current_user()
-    row = get_db().execute(f"{LISTING_SQL} WHERE s.id = ? AND f.name = ?",  # noqa: S608
-                           (user["id"] if user else None, sid, forum)).fetchone()
+    row = (
+        get_db()
+        .execute(
+            f"{LISTING_SQL} WHERE s.id = ? AND f.name = ?",  # noqa: S608
+            (user["id"] if user else None, sid, forum),
+        )
+        .fetchone()
+    )
     if row is None:
         abort(404)
     return row
@@ -75,10 +94,16 @@ def comment_tree(sid: int) -> list[dict]:
     """Comments of a submission as a tree. Top-level comments newest first (a new comment shows at the top),
     replies under their parent in the order they were written."""
     user = current_user()
-    rows = get_db().execute(
-        "SELECT c.*, u.username, c.upvotes - c.downvotes AS score, v.choice AS my_vote FROM comments c "
-        "JOIN users u ON u.id = c.user_id LEFT JOIN comment_votes v ON v.comment_id = c.id AND v.user_id = ? "
-        "WHERE c.submission_id = ? ORDER BY c.created_at, c.id", (user["id"] if user else None, sid)).fetchall()
+    rows = (
+        get_db()
+        .execute(
+            "SELECT c.*, u.username, c.upvotes - c.downvotes AS score, v.choice AS my_vote FROM comments c "
+            "JOIN users u ON u.id = c.user_id LEFT JOIN comment_votes v ON v.comment_id = c.id AND v.user_id = ? "
+            "WHERE c.submission_id = ? ORDER BY c.created_at, c.id",
+            (user["id"] if user else None, sid),
+        )
+        .fetchall()
+    )
     nodes = {r["id"]: {"c": r, "replies": []} for r in rows}
     top = []
     for r in rows:
@@ -114,8 +139,9 @@ def _register_listings(app: Flask) -> None:
     def front(sort: str | None = None) -> Any:
         sort = _sort_arg(sort)
         rows, page = listing("1 = 1", (), sort)
-        return render_template("forum/front.html", submissions=rows, page=page, sort=sort,
-                               subscriptions=_sidebar_forums())
+        return render_template(
+            "forum/front.html", submissions=rows, page=page, sort=sort, subscriptions=_sidebar_forums()
+        )
 
     @app.get("/f/<name>")
     @app.get("/f/<name>/<any(hot,new,top,old):sort>")
@@ -123,8 +149,9 @@ def _register_listings(app: Flask) -> None:
         f = forum_or_404(name)
         sort = _sort_arg(sort)
         rows, page = listing("s.forum_id = ?", (f["id"],), sort)
-        return render_template("forum/forum.html", forum=f, submissions=rows, page=page, sort=sort,
-                               **_forum_sidebar(f))
+        return render_template(
+            "forum/forum.html", forum=f, submissions=rows, page=page, sort=sort, **_forum_sidebar(f)
+        )
 
     @app.get("/submission_images/<name>")
     def submission_image(name: str) -> Any:
@@ -132,8 +159,10 @@ def _register_listings(app: Flask) -> None:
             abort(404)
         # A generated placeholder picture: the colour comes from the file name, so each image looks different.
         color = hashlib.md5(name.encode()).hexdigest()[:6]  # noqa: S324 - not security
-        svg = (f'<svg xmlns="http://www.w3.org/2000/svg" width="320" height="200"><rect width="320" '
-               f'height="200" fill="#{color}"/></svg>')
+        svg = (
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="320" height="200"><rect width="320" '
+            f'height="200" fill="#{color}"/></svg>'
+        )
         return Response(svg, content_type="image/svg+xml")
 
 
@@ -142,31 +171,47 @@ def _sidebar_forums() -> list[sqlite3.Row]:
     user = current_user()
     db = get_db()
     if user is not None:
-        return db.execute("SELECT f.* FROM forums f JOIN subscriptions s ON s.forum_id = f.id "
-                          "WHERE s.user_id = ? ORDER BY f.name COLLATE NOCASE", (user["id"],)).fetchall()
-    return db.execute("SELECT f.* FROM forums f ORDER BY (SELECT count(*) FROM subscriptions s "
-                      "WHERE s.forum_id = f.id) DESC, f.name LIMIT 10").fetchall()
+        return db.execute(
+            "SELECT f.* FROM forums f JOIN subscriptions s ON s.forum_id = f.id "
+            "WHERE s.user_id = ? ORDER BY f.name COLLATE NOCASE",
+            (user["id"],),
+        ).fetchall()
+    return db.execute(
+        "SELECT f.* FROM forums f ORDER BY (SELECT count(*) FROM subscriptions s "
+        "WHERE s.forum_id = f.id) DESC, f.name LIMIT 10"
+    ).fetchall()
 
 
 def _forum_sidebar(f: sqlite3.Row) -> dict[str, Any]:
     db = get_db()
     user = current_user()
     n_subs = db.execute("SELECT count(*) FROM subscriptions WHERE forum_id = ?", (f["id"],)).fetchone()[0]
-    subscribed = user is not None and db.execute(
-        "SELECT 1 FROM subscriptions WHERE forum_id = ? AND user_id = ?", (f["id"], user["id"])).fetchone() is not None
-    return {"n_subscribers": n_subs, "subscribed": subscribed,
-            "is_moderator": user is not None and user["id"] == f["creator_id"]}
+    subscribed = (
+        user is not None
+        and db.execute(
+            "SELECT 1 FROM subscriptions WHERE forum_id = ? AND user_id = ?", (f["id"], user["id"])
+        ).fetchone()
+        is not None
+    )
+    return {
+        "n_subscribers": n_subs,
+        "subscribed": subscribed,
+        "is_moderator": user is not None and user["id"] == f["creator_id"],
+    }
 
 
 def _register_submissions(app: Flask) -> None:
     @app.get("/f/<forum>/<int:sid>")
-    @app.get("/f/<forum>/<int:sid>/")  # Postmill serves the slug-less form with a slash (reddit_get_post_url's)
+    @app.get(
+        "/f/<forum>/<int:sid>/"
+    )  # Postmill serves the slug-less form with a slash (reddit_get_post_url's)
     @app.get("/f/<forum>/<int:sid>/<slug>")
     def submission(forum: str, sid: int, slug: str = "") -> Any:
         s = submission_or_404(forum, sid)
         f = forum_or_404(forum)
-        return render_template("forum/submission.html", s=s, forum=f, comments=comment_tree(sid),
-                               **_forum_sidebar(f))
+        return render_template(
+            "forum/submission.html", s=s, forum=f, comments=comment_tree(sid), **_forum_sidebar(f)
+        )
 
     @app.route("/submit", methods=["GET", "POST"])
     @app.route("/submit/<forum>", methods=["GET", "POST"])
@@ -184,9 +229,11 @@ def _register_submissions(app: Flask) -> None:
             return render_template("forum/submit.html", forums=forums, form=form), 400
         db = get_db()
         ts = now_ts()
-        cur = db.execute("INSERT INTO submissions (forum_id, user_id, title, body, url, created_at, hot) "
-                         "VALUES (?,?,?,?,?,?,?)", (f["id"], user["id"], form["title"], form["body"],
-                                                    form["url"] or None, ts, hot_score(0, 0, ts)))
+        cur = db.execute(
+            "INSERT INTO submissions (forum_id, user_id, title, body, url, created_at, hot) "
+            "VALUES (?,?,?,?,?,?,?)",
+            (f["id"], user["id"], form["title"], form["body"], form["url"] or None, ts, hot_score(0, 0, ts)),
+        )
         apply_vote(db, "submission", cur.lastrowid, user["id"], 1)  # Postmill upvotes your own post
         db.commit()
         return redirect(post_url(f["name"], cur.lastrowid, form["title"]))
@@ -204,8 +251,10 @@ def _register_submissions(app: Flask) -> None:
             flash(error, "error")
             return render_template("forum/edit_submission.html", s=s, form=form), 400
         db = get_db()
-        db.execute("UPDATE submissions SET title = ?, url = ?, body = ?, edited_at = ? WHERE id = ?",
-                   (form["title"], form["url"] or None, form["body"], now_ts(), sid))
+        db.execute(
+            "UPDATE submissions SET title = ?, url = ?, body = ?, edited_at = ? WHERE id = ?",
+            (form["title"], form["url"] or None, form["body"], now_ts(), sid),
+        )
         db.commit()
         return redirect(post_url(forum, sid, form["title"]))
 

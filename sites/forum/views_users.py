@@ -13,8 +13,11 @@ from sites.forum.app import back, forum_or_404, require_user
 from sites.forum.site import PAGE_SIZE
 from sites.forum.util import now_ts
 
-FORUM_SORTS = {"name": "f.name COLLATE NOCASE", "subscribers": "n_subscribers DESC, f.name COLLATE NOCASE",
-               "submissions": "n_submissions DESC, f.name COLLATE NOCASE"}
+FORUM_SORTS = {
+    "name": "f.name COLLATE NOCASE",
+    "subscribers": "n_subscribers DESC, f.name COLLATE NOCASE",
+    "submissions": "n_submissions DESC, f.name COLLATE NOCASE",
+}
 FORUM_FIELDS = ("name", "title", "description", "sidebar")
 
 
@@ -26,10 +29,16 @@ def _user_or_404(name: str) -> sqlite3.Row:
 
 
 def _user_comments(uid: int, limit: int, offset: int = 0) -> list[sqlite3.Row]:
-    return get_db().execute(
-        "SELECT c.*, c.upvotes - c.downvotes AS score, s.title AS submission_title, f.name AS forum_name "
-        "FROM comments c JOIN submissions s ON s.id = c.submission_id JOIN forums f ON f.id = s.forum_id "
-        "WHERE c.user_id = ? ORDER BY c.created_at DESC, c.id DESC LIMIT ? OFFSET ?", (uid, limit, offset)).fetchall()
+    return (
+        get_db()
+        .execute(
+            "SELECT c.*, c.upvotes - c.downvotes AS score, s.title AS submission_title, f.name AS forum_name "
+            "FROM comments c JOIN submissions s ON s.id = c.submission_id JOIN forums f ON f.id = s.forum_id "
+            "WHERE c.user_id = ? ORDER BY c.created_at DESC, c.id DESC LIMIT ? OFFSET ?",
+            (uid, limit, offset),
+        )
+        .fetchall()
+    )
 
 
 def _forum_form_error(form: dict[str, str], creating: bool) -> str | None:
@@ -54,23 +63,41 @@ def _register_users(app: Flask) -> None:
     def user_profile(name: str) -> Any:
         u = _user_or_404(name)
         submissions, _ = listing("s.user_id = ?", (u["id"],), "new")
-        return render_template("forum/user.html", u=u, tab="overview", submissions=submissions[:10],
-                               comments=_user_comments(u["id"], 10), **_user_stats(u["id"]))
+        return render_template(
+            "forum/user.html",
+            u=u,
+            tab="overview",
+            submissions=submissions[:10],
+            comments=_user_comments(u["id"], 10),
+            **_user_stats(u["id"]),
+        )
 
     @app.get("/user/<name>/submissions")
     def user_submissions(name: str) -> Any:
         u = _user_or_404(name)
         submissions, page = listing("s.user_id = ?", (u["id"],), "new")
-        return render_template("forum/user.html", u=u, tab="submissions", submissions=submissions, page=page,
-                               **_user_stats(u["id"]))
+        return render_template(
+            "forum/user.html",
+            u=u,
+            tab="submissions",
+            submissions=submissions,
+            page=page,
+            **_user_stats(u["id"]),
+        )
 
     @app.get("/user/<name>/comments")
     def user_comments(name: str) -> Any:
         u = _user_or_404(name)
         total = get_db().execute("SELECT count(*) FROM comments WHERE user_id = ?", (u["id"],)).fetchone()[0]
         page = page_of(total, PAGE_SIZE)
-        return render_template("forum/user.html", u=u, tab="comments", page=page,
-                               comments=_user_comments(u["id"], page.per_page, page.offset), **_user_stats(u["id"]))
+        return render_template(
+            "forum/user.html",
+            u=u,
+            tab="comments",
+            page=page,
+            comments=_user_comments(u["id"], page.per_page, page.offset),
+            **_user_stats(u["id"]),
+        )
 
     @app.route("/user/<name>/edit_biography", methods=["GET", "POST"])
     def edit_biography(name: str) -> Any:
@@ -102,10 +129,12 @@ def _register_users(app: Flask) -> None:
 
 def _user_stats(uid: int) -> dict[str, Any]:
     db = get_db()
-    posts = db.execute("SELECT count(*), coalesce(sum(upvotes - downvotes), 0) FROM submissions WHERE user_id = ?",
-                       (uid,)).fetchone()
-    comments = db.execute("SELECT count(*), coalesce(sum(upvotes - downvotes), 0) FROM comments WHERE user_id = ?",
-                          (uid,)).fetchone()
+    posts = db.execute(
+        "SELECT count(*), coalesce(sum(upvotes - downvotes), 0) FROM submissions WHERE user_id = ?", (uid,)
+    ).fetchone()
+    comments = db.execute(
+        "SELECT count(*), coalesce(sum(upvotes - downvotes), 0) FROM comments WHERE user_id = ?", (uid,)
+    ).fetchone()
     return {"n_submissions": posts[0], "n_comments": comments[0], "karma": posts[1] + comments[1]}
 
 
@@ -116,10 +145,15 @@ def _register_forums(app: Flask) -> None:
         sort = sort or request.args.get("sort", "name")
         if sort not in FORUM_SORTS:
             abort(404)
-        rows = get_db().execute(
-            "SELECT f.*, (SELECT count(*) FROM subscriptions s WHERE s.forum_id = f.id) AS n_subscribers, "
-            "(SELECT count(*) FROM submissions s WHERE s.forum_id = f.id) AS n_submissions "
-            f"FROM forums f ORDER BY {FORUM_SORTS[sort]}").fetchall()  # noqa: S608 - sort is whitelisted
+        rows = (
+            get_db()
+            .execute(
+                "SELECT f.*, (SELECT count(*) FROM subscriptions s WHERE s.forum_id = f.id) AS n_subscribers, "
+                "(SELECT count(*) FROM submissions s WHERE s.forum_id = f.id) AS n_submissions "
+                f"FROM forums f ORDER BY {FORUM_SORTS[sort]}"
+            )
+            .fetchall()
+        )  # noqa: S608 - sort is whitelisted
         return render_template("forum/forums.html", forums=rows, sort=sort)
 
     @app.route("/create_forum", methods=["GET", "POST"])
@@ -134,8 +168,11 @@ def _register_forums(app: Flask) -> None:
             return render_template("forum/forum_form.html", form=form, creating=True), 400
         db = get_db()
         ts = now_ts()
-        cur = db.execute("INSERT INTO forums (name, title, description, sidebar, creator_id, created_at) "
-                         "VALUES (?,?,?,?,?,?)", (*(form[k] for k in FORUM_FIELDS), user["id"], ts))
+        cur = db.execute(
+            "INSERT INTO forums (name, title, description, sidebar, creator_id, created_at) "
+            "VALUES (?,?,?,?,?,?)",
+            (*(form[k] for k in FORUM_FIELDS), user["id"], ts),
+        )
         db.execute("INSERT INTO subscriptions VALUES (?,?,?)", (user["id"], cur.lastrowid, ts))
         db.commit()
         return redirect(f"/f/{form['name']}")
@@ -155,8 +192,10 @@ def _register_forums(app: Flask) -> None:
             flash(error, "error")
             return render_template("forum/forum_form.html", form=form, creating=False, forum=f), 400
         db = get_db()
-        db.execute("UPDATE forums SET title = ?, description = ?, sidebar = ? WHERE id = ?",
-                   (form["title"], form["description"], form["sidebar"], f["id"]))
+        db.execute(
+            "UPDATE forums SET title = ?, description = ?, sidebar = ? WHERE id = ?",
+            (form["title"], form["description"], form["sidebar"], f["id"]),
+        )
         db.commit()
         flash("The forum was updated.", "success")
         return redirect(f"/f/{f['name']}/edit")
@@ -178,4 +217,3 @@ def _register_forums(app: Flask) -> None:
         db.execute("DELETE FROM subscriptions WHERE user_id = ? AND forum_id = ?", (user["id"], f["id"]))
         db.commit()
         return back(f"/f/{f['name']}")
-

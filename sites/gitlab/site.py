@@ -28,8 +28,21 @@ def _create_app(store: Any) -> Any:
     return create_app(store)
 
 
-DB = DbGroup(DB_GROUP, seed=_seed, sources=tuple(_HERE / f for f in ("schema.sql", "seed.py", "seed_repo.py",
-                                                                       "seed_text.py", "util.py", "site.py")))
-SITES = [SiteSpec(key=SITE, port_offset=3, db=DB, create_app=_create_app,
-                  default_user=(DEFAULT_USER, DEFAULT_PASSWORD),
-                  login=LoginForm("/users/sign_in", "user[login]", "user[password]"), title="GitLab")]
+DB = DbGroup(
+    DB_GROUP,
+    seed=_seed,
+    sources=tuple(
+        _HERE / f for f in ("schema.sql", "seed.py", "seed_repo.py", "seed_text.py", "util.py", "site.py")
+    ),
+)
+SITES = [
+    SiteSpec(
+        key=SITE,
+        port_offset=3,
+        db=DB,
+        create_app=_create_app,
+        default_user=(DEFAULT_USER, DEFAULT_PASSWORD),
+        login=LoginForm("/users/sign_in", "user[login]", "user[password]"),
+        title="GitLab",
+    )
+]

@@ -14,18 +14,23 @@ from sites.gitlab.app import access_level, current_user, project_or_404, require
 from sites.gitlab.site import PAGE_SIZE
 from sites.gitlab.util import now_ts
 
-LIST_SQL = ("SELECT x.*, u.username AS author_username, u.name AS author_name, n.path || '/' || p.path AS full_path, "
-            "(SELECT count(*) FROM notes t WHERE t.target_type = 'issue' AND t.target_id = x.id AND t.system = 0) "
-            "AS n_notes FROM issues x JOIN users u ON u.id = x.author_id JOIN projects p ON p.id = x.project_id "
-            "JOIN namespaces n ON n.id = p.namespace_id")
+LIST_SQL = (
+    "SELECT x.*, u.username AS author_username, u.name AS author_name, n.path || '/' || p.path AS full_path, "
+    "(SELECT count(*) FROM notes t WHERE t.target_type = 'issue' AND t.target_id = x.id AND t.system = 0) "
+    "AS n_notes FROM issues x JOIN users u ON u.id = x.author_id JOIN projects p ON p.id = x.project_id "
+    "JOIN namespaces n ON n.id = p.namespace_id"
+)
 
 
 def _decorate(rows: list[Any]) -> list[dict]:
     db = get_db()
     out = []
     for r in rows:
-        labels = db.execute("SELECT l.name, l.color FROM issue_labels il JOIN labels l ON l.id = il.label_id "
-                            "WHERE il.issue_id = ? ORDER BY l.name", (r["id"],)).fetchall()
+        labels = db.execute(
+            "SELECT l.name, l.color FROM issue_labels il JOIN labels l ON l.id = il.label_id "
+            "WHERE il.issue_id = ? ORDER BY l.name",
+            (r["id"],),
+        ).fetchall()
         out.append(dict(r, labels=labels, assignees=I.users_of("issue_assignees", "issue_id", r["id"])))
     return out
 
@@ -36,10 +41,19 @@ def issue_list(base: list[str], params: list[Any]) -> dict[str, Any]:
     state_free_params = list(fparams[1:]) if values["state"] != "all" else list(fparams)
     counts = I.state_counts("issue", base + state_free, params + state_free_params)
     all_where = " AND ".join(base + where) or "1"
-    total = get_db().execute(f"SELECT count(*) FROM issues x WHERE {all_where}", params + fparams).fetchone()[0]  # noqa: S608
+    total = (
+        get_db().execute(f"SELECT count(*) FROM issues x WHERE {all_where}", params + fparams).fetchone()[0]
+    )  # noqa: S608
     page = page_of(total, PAGE_SIZE, "page")
-    rows = get_db().execute(f"{LIST_SQL} WHERE {all_where} ORDER BY {I.SORTS[values['sort']]}, x.id DESC "  # noqa: S608
-                            "LIMIT ? OFFSET ?", (*params, *fparams, page.per_page, page.offset)).fetchall()
+    rows = (
+        get_db()
+        .execute(
+            f"{LIST_SQL} WHERE {all_where} ORDER BY {I.SORTS[values['sort']]}, x.id DESC "  # noqa: S608
+            "LIMIT ? OFFSET ?",
+            (*params, *fparams, page.per_page, page.offset),
+        )
+        .fetchall()
+    )
     return {"issues": _decorate(rows), "page": page, "counts": counts, "f": values}
 
 
@@ -61,8 +75,14 @@ def _register_lists(app: Flask) -> None:
     def issues(ns: str, project: str) -> Any:
         p = project_or_404(ns, project)
         ctx = issue_list(["x.project_id = ?"], [p["id"]])
-        labels = get_db().execute("SELECT name FROM labels WHERE project_id = ? ORDER BY name", (p["id"],)).fetchall()
-        return render_template("gitlab/issues.html", p=p, labels=labels, members=I.member_choices(p["id"]), **ctx)
+        labels = (
+            get_db()
+            .execute("SELECT name FROM labels WHERE project_id = ? ORDER BY name", (p["id"],))
+            .fetchall()
+        )
+        return render_template(
+            "gitlab/issues.html", p=p, labels=labels, members=I.member_choices(p["id"]), **ctx
+        )
 
     @app.get("/dashboard/issues")
     def dashboard_issues() -> Any:
@@ -78,7 +98,9 @@ def _register_lists(app: Flask) -> None:
         user = require_user()
         p = project_or_404(ns, project)
         db = get_db()
-        labels = db.execute("SELECT id, name FROM labels WHERE project_id = ? ORDER BY name", (p["id"],)).fetchall()
+        labels = db.execute(
+            "SELECT id, name FROM labels WHERE project_id = ? ORDER BY name", (p["id"],)
+        ).fetchall()
         ctx = {"p": p, "labels": labels, "members": I.member_choices(p["id"])}
         if request.method == "GET":
             return render_template("gitlab/new_issue.html", form={}, **ctx)
@@ -89,15 +111,22 @@ def _register_lists(app: Flask) -> None:
             return render_template("gitlab/new_issue.html", form=form, **ctx), 400
         assignees = I.user_ids_from_form("issue[assignee_ids][]", p["id"])
         label_ids = {r["id"] for r in labels}
-        chosen = [int(v) for v in request.form.getlist("issue[label_ids][]") if v.isdigit() and int(v) in label_ids]
+        chosen = [
+            int(v) for v in request.form.getlist("issue[label_ids][]") if v.isdigit() and int(v) in label_ids
+        ]
         ts = now_ts()
-        iid = db.execute("SELECT coalesce(max(iid), 0) + 1 FROM issues WHERE project_id = ?", (p["id"],)).fetchone()[0]
-        issue_id = db.execute("INSERT INTO issues (project_id, iid, title, description, author_id, state, due_date, "
-                              "created_at, updated_at) VALUES (?,?,?,?,?,'opened',?,?,?)",
-                              (p["id"], iid, form["title"], form["description"], user["id"], form["due_date"] or None,
-                               ts, ts)).lastrowid
+        iid = db.execute(
+            "SELECT coalesce(max(iid), 0) + 1 FROM issues WHERE project_id = ?", (p["id"],)
+        ).fetchone()[0]
+        issue_id = db.execute(
+            "INSERT INTO issues (project_id, iid, title, description, author_id, state, due_date, "
+            "created_at, updated_at) VALUES (?,?,?,?,?,'opened',?,?,?)",
+            (p["id"], iid, form["title"], form["description"], user["id"], form["due_date"] or None, ts, ts),
+        ).lastrowid
         I.set_users("issue_assignees", "issue_id", issue_id, assignees)
-        db.executemany("INSERT INTO issue_labels VALUES (?,?)", [(issue_id, lab) for lab in dict.fromkeys(chosen)])
+        db.executemany(
+            "INSERT INTO issue_labels VALUES (?,?)", [(issue_id, lab) for lab in dict.fromkeys(chosen)]
+        )
         db.commit()
         return redirect(f"/{p['full_path']}/-/issues/{iid}")
 
@@ -117,11 +146,22 @@ def _register_issue(app: Flask) -> None:
     def issue(ns: str, project: str, iid: int) -> Any:
         p = project_or_404(ns, project)
         i = issue_or_404(p, iid)
-        labels = get_db().execute("SELECT id, name FROM labels WHERE project_id = ? ORDER BY name", (p["id"],)).fetchall()
+        labels = (
+            get_db()
+            .execute("SELECT id, name FROM labels WHERE project_id = ? ORDER BY name", (p["id"],))
+            .fetchall()
+        )
         user = current_user()
         can_edit = user is not None and (user["id"] == i["author_id"] or access_level(p["id"]) >= 20)
-        return render_template("gitlab/issue.html", p=p, i=i, notes=I.notes_of("issue", i["id"]), labels=labels,
-                               members=I.member_choices(p["id"]), can_edit=can_edit)
+        return render_template(
+            "gitlab/issue.html",
+            p=p,
+            i=i,
+            notes=I.notes_of("issue", i["id"]),
+            labels=labels,
+            members=I.member_choices(p["id"]),
+            can_edit=can_edit,
+        )
 
     @app.post("/<ns>/<project>/-/issues/<int:iid>/<any(close,reopen,notes,assignees,labels,due_date):action>")
     def issue_action(ns: str, project: str, iid: int, action: str) -> Any:
@@ -156,7 +196,9 @@ def _apply_issue_action(action: str, p: Any, i: dict, user: Any) -> None:
         valid = {r[0] for r in db.execute("SELECT id FROM labels WHERE project_id = ?", (p["id"],))}
         chosen = [int(v) for v in request.form.getlist("label_ids[]") if v.isdigit() and int(v) in valid]
         db.execute("DELETE FROM issue_labels WHERE issue_id = ?", (i["id"],))
-        db.executemany("INSERT INTO issue_labels VALUES (?,?)", [(i["id"], lab) for lab in dict.fromkeys(chosen)])
+        db.executemany(
+            "INSERT INTO issue_labels VALUES (?,?)", [(i["id"], lab) for lab in dict.fromkeys(chosen)]
+        )
         I.add_note("issue", i["id"], user["id"], "changed the labels", system=True)
     else:
         value = request.form.get("due_date", "").strip()

@@ -32,26 +32,52 @@ def register(app: Flask) -> None:
         db = get_db()
         total = db.execute(f"SELECT count(*) FROM commits WHERE {where}", args).fetchone()[0]  # noqa: S608
         page = page_of(total, COMMITS_PER_PAGE, "page")
-        rows = db.execute(f"SELECT * FROM commits WHERE {where} ORDER BY authored_at DESC, id DESC "  # noqa: S608
-                          "LIMIT ? OFFSET ?", (*args, page.per_page, page.offset)).fetchall()
-        days = [(day, list(items)) for day, items in groupby(rows, key=lambda r: short_date(r["authored_at"]))]
-        return render_template("gitlab/commits.html", p=p, branch=branch, days=days, page=page, author=author,
-                               search=search, total=total)
+        rows = db.execute(
+            f"SELECT * FROM commits WHERE {where} ORDER BY authored_at DESC, id DESC "  # noqa: S608
+            "LIMIT ? OFFSET ?",
+            (*args, page.per_page, page.offset),
+        ).fetchall()
+        days = [
+            (day, list(items)) for day, items in groupby(rows, key=lambda r: short_date(r["authored_at"]))
+        ]
+        return render_template(
+            "gitlab/commits.html",
+            p=p,
+            branch=branch,
+            days=days,
+            page=page,
+            author=author,
+            search=search,
+            total=total,
+        )
 
     @app.get("/<ns>/<project>/-/branches")
     def branches(ns: str, project: str) -> Any:
         p = project_or_404(ns, project)
-        rows = get_db().execute("SELECT b.name, c.message, c.authored_at, c.sha FROM branches b LEFT JOIN commits c "
-                                "ON c.project_id = b.project_id AND c.sha = b.commit_sha WHERE b.project_id = ? "
-                                "ORDER BY b.name = ? DESC, b.name", (p["id"], p["default_branch"])).fetchall()
+        rows = (
+            get_db()
+            .execute(
+                "SELECT b.name, c.message, c.authored_at, c.sha FROM branches b LEFT JOIN commits c "
+                "ON c.project_id = b.project_id AND c.sha = b.commit_sha WHERE b.project_id = ? "
+                "ORDER BY b.name = ? DESC, b.name",
+                (p["id"], p["default_branch"]),
+            )
+            .fetchall()
+        )
         return render_template("gitlab/branches.html", p=p, branches=rows)
 
     @app.get("/<ns>/<project>/-/graphs/<branch>")
     def contributors(ns: str, project: str, branch: str) -> Any:
         p = project_or_404(ns, project)
-        rows = get_db().execute("SELECT author_name, author_email, count(*) AS n FROM commits WHERE project_id = ? "
-                                "AND branch = ? GROUP BY author_name, author_email ORDER BY n DESC, author_name",
-                                (p["id"], branch)).fetchall()
+        rows = (
+            get_db()
+            .execute(
+                "SELECT author_name, author_email, count(*) AS n FROM commits WHERE project_id = ? "
+                "AND branch = ? GROUP BY author_name, author_email ORDER BY n DESC, author_name",
+                (p["id"], branch),
+            )
+            .fetchall()
+        )
         return render_template("gitlab/contributors.html", p=p, branch=branch, authors=rows)
 
     @app.get("/<ns>/<project>/-/raw/<branch>/<path:file_path>")
@@ -67,8 +93,14 @@ def register(app: Flask) -> None:
 
 def _file_or_404(ns: str, project: str, branch: str, file_path: str) -> tuple[Any, Any]:
     p = project_or_404(ns, project)
-    f = get_db().execute("SELECT * FROM files WHERE project_id = ? AND branch = ? AND path = ?",
-                         (p["id"], branch, file_path)).fetchone()
+    f = (
+        get_db()
+        .execute(
+            "SELECT * FROM files WHERE project_id = ? AND branch = ? AND path = ?",
+            (p["id"], branch, file_path),
+        )
+        .fetchone()
+    )
     if f is None:
         abort(404)
     return p, f

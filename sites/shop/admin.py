@@ -20,8 +20,12 @@ from sites.shop.orders import TRANSITIONS, change_status
 TEMPLATES = Path(__file__).with_name("templates")
 LOGIN = "admin_home"
 ORDER_STATUSES = ("pending", "processing", "complete", "canceled", "holded")
-ORDER_SORTS = {"created_at": "o.created_at", "grand_total": "o.grand_total", "increment_id": "o.increment_id",
-               "name": "c.lastname"}
+ORDER_SORTS = {
+    "created_at": "o.created_at",
+    "grand_total": "o.grand_total",
+    "increment_id": "o.increment_id",
+    "name": "c.lastname",
+}
 
 
 def create_app(store: SandboxStore) -> Flask:
@@ -57,22 +61,35 @@ def _register_home(app: Flask) -> None:
     def admin_home() -> Any:
         conn = get_db()
         if request.method == "POST":
-            user = conn.execute("SELECT * FROM admin_user WHERE username=?",
-                                (request.form.get("login[username]", "").strip(),)).fetchone()
-            if user is None or not check_password(user["password_hash"], request.form.get("login[password]", "")):
-                flash("The account sign-in was incorrect or your account is disabled temporarily. "
-                      "Please wait and try again later.", "error")
+            user = conn.execute(
+                "SELECT * FROM admin_user WHERE username=?",
+                (request.form.get("login[username]", "").strip(),),
+            ).fetchone()
+            if user is None or not check_password(
+                user["password_hash"], request.form.get("login[password]", "")
+            ):
+                flash(
+                    "The account sign-in was incorrect or your account is disabled temporarily. "
+                    "Please wait and try again later.",
+                    "error",
+                )
                 return redirect(url_for("admin_home"))
             login_user(user["id"])
             session["admin"] = True
             return redirect(safe_next(url_for("admin_home")))
         if current_user_id() is None:
-            return render_template("admin/login.html", title="Magento Admin", next=request.args.get("next", ""))
-        stats = conn.execute("SELECT ROUND(SUM(grand_total), 2) AS lifetime, ROUND(AVG(grand_total), 2) AS average, "
-                             "COUNT(*) AS n FROM sales_order WHERE status != 'canceled'").fetchone()
-        last = conn.execute("SELECT o.*, c.firstname, c.lastname, (SELECT SUM(qty) FROM order_item i WHERE "
-                            "i.order_id=o.id) AS items FROM sales_order o JOIN customer c ON c.id=o.customer_id "
-                            "ORDER BY o.created_at DESC, o.id DESC LIMIT 5").fetchall()
+            return render_template(
+                "admin/login.html", title="Magento Admin", next=request.args.get("next", "")
+            )
+        stats = conn.execute(
+            "SELECT ROUND(SUM(grand_total), 2) AS lifetime, ROUND(AVG(grand_total), 2) AS average, "
+            "COUNT(*) AS n FROM sales_order WHERE status != 'canceled'"
+        ).fetchone()
+        last = conn.execute(
+            "SELECT o.*, c.firstname, c.lastname, (SELECT SUM(qty) FROM order_item i WHERE "
+            "i.order_id=o.id) AS items FROM sales_order o JOIN customer c ON c.id=o.customer_id "
+            "ORDER BY o.created_at DESC, o.id DESC LIMIT 5"
+        ).fetchall()
         best = Q.bestsellers(conn, "year", top=5)
         best = [b for b in best if b["period"] == max((x["period"] for x in best), default="")]
         return render_template("admin/dashboard.html", title="Dashboard", stats=stats, last=last, best=best)
@@ -113,10 +130,14 @@ def _register_orders(app: Flask) -> None:
         page = page_of(total, limit)
         sort = ORDER_SORTS.get(request.args.get("sort", ""), "o.created_at")
         dirn = "ASC" if request.args.get("dir") == "asc" else "DESC"
-        rows = conn.execute(f"SELECT o.*, c.firstname, c.lastname, c.email {base} ORDER BY {sort} {dirn}, o.id "
-                            f"{dirn} LIMIT ? OFFSET ?", [*args, limit, page.offset]).fetchall()
-        return render_template("admin/orders.html", title="Orders", orders=rows, page=page,
-                               statuses=ORDER_STATUSES, limit=limit)
+        rows = conn.execute(
+            f"SELECT o.*, c.firstname, c.lastname, c.email {base} ORDER BY {sort} {dirn}, o.id "
+            f"{dirn} LIMIT ? OFFSET ?",
+            [*args, limit, page.offset],
+        ).fetchall()
+        return render_template(
+            "admin/orders.html", title="Orders", orders=rows, page=page, statuses=ORDER_STATUSES, limit=limit
+        )
 
     @app.get("/admin/sales/order/view/order_id/<int:oid>/")
     @login_required(LOGIN)
@@ -124,8 +145,14 @@ def _register_orders(app: Flask) -> None:
         conn = get_db()
         o = Q.order(conn, oid) or abort(404)
         actions = [a for a, (allowed, _) in TRANSITIONS.items() if o["status"] in allowed]
-        return render_template("admin/order_view.html", title=f"# {o['increment_id']}", o=o,
-                               items=Q.order_items(conn, oid), history=Q.order_history(conn, oid), actions=actions)
+        return render_template(
+            "admin/order_view.html",
+            title=f"# {o['increment_id']}",
+            o=o,
+            items=Q.order_items(conn, oid),
+            history=Q.order_history(conn, oid),
+            actions=actions,
+        )
 
     @app.post("/admin/sales/order/<action>/order_id/<int:oid>/")
     @login_required(LOGIN)
@@ -135,9 +162,16 @@ def _register_orders(app: Flask) -> None:
         except ValueError as exc:
             flash(str(exc), "error")
         else:
-            flash({"cancel": "You canceled the order.", "hold": "You put the order on hold.",
-                   "unhold": "You released the order from holding status.", "invoice": "The invoice has been created.",
-                   "ship": "The shipment has been created."}[action], "success")
+            flash(
+                {
+                    "cancel": "You canceled the order.",
+                    "hold": "You put the order on hold.",
+                    "unhold": "You released the order from holding status.",
+                    "invoice": "The invoice has been created.",
+                    "ship": "The shipment has been created.",
+                }[action],
+                "success",
+            )
         return redirect(url_for("admin_order_view", oid=oid))
 
     @app.post("/admin/sales/order/addComment/order_id/<int:oid>/")
@@ -149,7 +183,9 @@ def _register_orders(app: Flask) -> None:
         if not comment:
             flash("Please enter a comment.", "error")
         else:
-            conn.execute("INSERT INTO order_status_history (order_id, status, comment, created_at) VALUES (?,?,?,?)",
-                         (oid, o["status"], comment, now()))
+            conn.execute(
+                "INSERT INTO order_status_history (order_id, status, comment, created_at) VALUES (?,?,?,?)",
+                (oid, o["status"], comment, now()),
+            )
             conn.commit()
         return redirect(url_for("admin_order_view", oid=oid))

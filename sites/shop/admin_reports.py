@@ -27,10 +27,14 @@ def parse_date(text: str) -> str | None:
 def _filter() -> dict[str, Any]:
     a = request.args
     period = a.get("period_type", "month")
-    return {"period": period if period in Q.PERIOD_FORMATS else "month",
-            "date_from": parse_date(a.get("from", "")), "date_to": parse_date(a.get("to", "")),
-            "raw_from": a.get("from", ""), "raw_to": a.get("to", ""),
-            "invalid": any(a.get(k) and not parse_date(a[k]) for k in ("from", "to"))}
+    return {
+        "period": period if period in Q.PERIOD_FORMATS else "month",
+        "date_from": parse_date(a.get("from", "")),
+        "date_to": parse_date(a.get("to", "")),
+        "raw_from": a.get("from", ""),
+        "raw_to": a.get("to", ""),
+        "invalid": any(a.get(k) and not parse_date(a[k]) for k in ("from", "to")),
+    }
 
 
 def register_reports(app: Flask) -> None:
@@ -40,8 +44,9 @@ def register_reports(app: Flask) -> None:
         f = _filter()
         shown = "filter" in request.args and not f["invalid"]
         rows = Q.bestsellers(get_db(), f["period"], f["date_from"], f["date_to"]) if shown else []
-        return render_template("admin/report_bestsellers.html", title="Bestsellers Report", f=f, rows=rows,
-                               shown=shown)
+        return render_template(
+            "admin/report_bestsellers.html", title="Bestsellers Report", f=f, rows=rows, shown=shown
+        )
 
     @app.get("/admin/reports/report_sales/sales/")
     @login_required(LOGIN)
@@ -49,9 +54,13 @@ def register_reports(app: Flask) -> None:
         f = _filter()
         shown = "filter" in request.args and not f["invalid"]
         rows = Q.sales_totals(get_db(), f["period"], f["date_from"], f["date_to"]) if shown else []
-        totals = {k: round(sum(r[k] or 0 for r in rows), 2) for k in ("orders", "items", "subtotal", "shipping", "total")}
-        return render_template("admin/report_sales.html", title="Sales Report", f=f, rows=rows, shown=shown,
-                               totals=totals)
+        totals = {
+            k: round(sum(r[k] or 0 for r in rows), 2)
+            for k in ("orders", "items", "subtotal", "shipping", "total")
+        }
+        return render_template(
+            "admin/report_sales.html", title="Sales Report", f=f, rows=rows, shown=shown, totals=totals
+        )
 
     @app.get("/__api__/reviews/latest")
     def api_latest_review() -> Any:

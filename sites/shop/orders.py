@@ -29,15 +29,35 @@ def place_order(conn: sqlite3.Connection, customer_id: int, address_id: str, now
     next_id = conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM sales_order").fetchone()[0]
     conn.execute(
         "INSERT INTO sales_order VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        (next_id, f"{next_id:09d}", customer_id, "pending", now, subtotal, shipping, round(subtotal + shipping, 2),
-         f"{addr['firstname']} {addr['lastname']}", addr["street"], addr["city"], addr["region"], addr["postcode"],
-         addr["country"], "Check / Money order", "Flat Rate - Fixed"))
+        (
+            next_id,
+            f"{next_id:09d}",
+            customer_id,
+            "pending",
+            now,
+            subtotal,
+            shipping,
+            round(subtotal + shipping, 2),
+            f"{addr['firstname']} {addr['lastname']}",
+            addr["street"],
+            addr["city"],
+            addr["region"],
+            addr["postcode"],
+            addr["country"],
+            "Check / Money order",
+            "Flat Rate - Fixed",
+        ),
+    )
     for i in items:
-        conn.execute("INSERT INTO order_item (order_id, product_id, sku, name, price, qty) VALUES (?,?,?,?,?,?)",
-                     (next_id, i["product_id"], i["sku"], i["name"], i["price"], i["qty"]))
+        conn.execute(
+            "INSERT INTO order_item (order_id, product_id, sku, name, price, qty) VALUES (?,?,?,?,?,?)",
+            (next_id, i["product_id"], i["sku"], i["name"], i["price"], i["qty"]),
+        )
         conn.execute("UPDATE product SET qty = MAX(0, qty - ?) WHERE id=?", (i["qty"], i["product_id"]))
-    conn.execute("INSERT INTO order_status_history (order_id, status, comment, created_at) VALUES (?,?,?,?)",
-                 (next_id, "pending", "Order placed.", now))
+    conn.execute(
+        "INSERT INTO order_status_history (order_id, status, comment, created_at) VALUES (?,?,?,?)",
+        (next_id, "pending", "Order placed.", now),
+    )
     conn.execute("DELETE FROM cart_item WHERE customer_id=?", (customer_id,))
     conn.commit()
     return int(next_id)
@@ -54,7 +74,9 @@ def change_status(conn: sqlite3.Connection, order_id: int, action: str, now: str
     if o["status"] not in allowed:
         raise ValueError(f"You cannot {action} an order that is {o['status']}.")
     conn.execute("UPDATE sales_order SET status=? WHERE id=?", (new, order_id))
-    conn.execute("INSERT INTO order_status_history (order_id, status, comment, created_at) VALUES (?,?,?,?)",
-                 (order_id, new, comment, now))
+    conn.execute(
+        "INSERT INTO order_status_history (order_id, status, comment, created_at) VALUES (?,?,?,?)",
+        (order_id, new, comment, now),
+    )
     conn.commit()
     return new

@@ -62,10 +62,18 @@ SELECT p.*, c.name AS category_name, c.slug AS category_slug,
 FROM product p JOIN category c ON c.id = p.category_id"""
 
 
-def search_products(conn: sqlite3.Connection, q: str = "", category_id: int | None = None,
-                    price_from: float | None = None, price_to: float | None = None, order: str = "relevance",
-                    direction: str = "asc", limit: int = 12, offset: int = 0,
-                    include_disabled: bool = False) -> tuple[list[sqlite3.Row], int]:
+def search_products(
+    conn: sqlite3.Connection,
+    q: str = "",
+    category_id: int | None = None,
+    price_from: float | None = None,
+    price_to: float | None = None,
+    order: str = "relevance",
+    direction: str = "asc",
+    limit: int = 12,
+    offset: int = 0,
+    include_disabled: bool = False,
+) -> tuple[list[sqlite3.Row], int]:
     """Storefront search/listing: (rows of the page, total matches). Words of `q` must all match name or
     description; a top category includes its subcategories; the price range is inclusive."""
     where, args = ([] if include_disabled else ["p.status = 1"]), []
@@ -82,25 +90,31 @@ def search_products(conn: sqlite3.Connection, q: str = "", category_id: int | No
         where.append("p.price <= ?")
         args.append(price_to)
     clause = f" WHERE {' AND '.join(where)}" if where else ""
-    total = conn.execute(f"SELECT COUNT(*) FROM product p JOIN category c ON c.id=p.category_id{clause}",
-                         args).fetchone()[0]
+    total = conn.execute(
+        f"SELECT COUNT(*) FROM product p JOIN category c ON c.id=p.category_id{clause}", args
+    ).fetchone()[0]
     sort = SORTS.get(order, SORTS["relevance"])
     dirn = "DESC" if direction.lower() == "desc" else "ASC"
-    rows = conn.execute(f"{_PRODUCT_SELECT}{clause} ORDER BY {sort} {dirn}, p.id LIMIT ? OFFSET ?",
-                        [*args, limit, offset]).fetchall()
+    rows = conn.execute(
+        f"{_PRODUCT_SELECT}{clause} ORDER BY {sort} {dirn}, p.id LIMIT ? OFFSET ?", [*args, limit, offset]
+    ).fetchall()
     return rows, total
 
 
 def reviews(conn: sqlite3.Connection, product_id: int, approved_only: bool = True) -> list[sqlite3.Row]:
     cond = " AND status='approved'" if approved_only else ""
-    return conn.execute(f"SELECT * FROM review WHERE product_id=?{cond} ORDER BY created_at DESC, id DESC",
-                        (product_id,)).fetchall()
+    return conn.execute(
+        f"SELECT * FROM review WHERE product_id=?{cond} ORDER BY created_at DESC, id DESC", (product_id,)
+    ).fetchall()
 
 
 def latest_review(conn: sqlite3.Connection, sku: str) -> sqlite3.Row | None:
     """The most recently written review of a product (any status), or None."""
-    return conn.execute("SELECT r.* FROM review r JOIN product p ON p.id=r.product_id WHERE p.sku=? "
-                        "ORDER BY r.created_at DESC, r.id DESC LIMIT 1", (sku,)).fetchone()
+    return conn.execute(
+        "SELECT r.* FROM review r JOIN product p ON p.id=r.product_id WHERE p.sku=? "
+        "ORDER BY r.created_at DESC, r.id DESC LIMIT 1",
+        (sku,),
+    ).fetchone()
 
 
 # -- customers and orders -----------------------------------------------------------------------------------------
@@ -113,20 +127,26 @@ def customer(conn: sqlite3.Connection, cid: int) -> sqlite3.Row | None:
 
 
 def addresses(conn: sqlite3.Connection, cid: int) -> list[sqlite3.Row]:
-    return conn.execute("SELECT * FROM address WHERE customer_id=? ORDER BY is_default DESC, id",
-                        (cid,)).fetchall()
+    return conn.execute(
+        "SELECT * FROM address WHERE customer_id=? ORDER BY is_default DESC, id", (cid,)
+    ).fetchall()
 
 
 def customer_orders(conn: sqlite3.Connection, cid: int, limit: int = 10, offset: int = 0) -> tuple[list, int]:
     total = conn.execute("SELECT COUNT(*) FROM sales_order WHERE customer_id=?", (cid,)).fetchone()[0]
-    rows = conn.execute("SELECT * FROM sales_order WHERE customer_id=? ORDER BY created_at DESC, id DESC "
-                        "LIMIT ? OFFSET ?", (cid, limit, offset)).fetchall()
+    rows = conn.execute(
+        "SELECT * FROM sales_order WHERE customer_id=? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
+        (cid, limit, offset),
+    ).fetchall()
     return rows, total
 
 
 def order(conn: sqlite3.Connection, oid: int) -> sqlite3.Row | None:
-    return conn.execute("SELECT o.*, c.firstname, c.lastname, c.email FROM sales_order o "
-                        "JOIN customer c ON c.id=o.customer_id WHERE o.id=?", (oid,)).fetchone()
+    return conn.execute(
+        "SELECT o.*, c.firstname, c.lastname, c.email FROM sales_order o "
+        "JOIN customer c ON c.id=o.customer_id WHERE o.id=?",
+        (oid,),
+    ).fetchone()
 
 
 def order_items(conn: sqlite3.Connection, oid: int) -> list[sqlite3.Row]:
@@ -134,25 +154,33 @@ def order_items(conn: sqlite3.Connection, oid: int) -> list[sqlite3.Row]:
 
 
 def order_history(conn: sqlite3.Connection, oid: int) -> list[sqlite3.Row]:
-    return conn.execute("SELECT * FROM order_status_history WHERE order_id=? ORDER BY created_at DESC, id DESC",
-                        (oid,)).fetchall()
+    return conn.execute(
+        "SELECT * FROM order_status_history WHERE order_id=? ORDER BY created_at DESC, id DESC", (oid,)
+    ).fetchall()
 
 
 def latest_order(conn: sqlite3.Connection, cid: int) -> sqlite3.Row | None:
-    return conn.execute("SELECT * FROM sales_order WHERE customer_id=? ORDER BY created_at DESC, id DESC LIMIT 1",
-                        (cid,)).fetchone()
+    return conn.execute(
+        "SELECT * FROM sales_order WHERE customer_id=? ORDER BY created_at DESC, id DESC LIMIT 1", (cid,)
+    ).fetchone()
 
 
 def cart(conn: sqlite3.Connection, cid: int) -> list[sqlite3.Row]:
-    return conn.execute("SELECT ci.id, ci.qty, p.id AS product_id, p.name, p.sku, p.slug, p.price, "
-                        "ROUND(p.price * ci.qty, 2) AS row_total FROM cart_item ci JOIN product p ON "
-                        "p.id=ci.product_id WHERE ci.customer_id=? ORDER BY ci.id", (cid,)).fetchall()
+    return conn.execute(
+        "SELECT ci.id, ci.qty, p.id AS product_id, p.name, p.sku, p.slug, p.price, "
+        "ROUND(p.price * ci.qty, 2) AS row_total FROM cart_item ci JOIN product p ON "
+        "p.id=ci.product_id WHERE ci.customer_id=? ORDER BY ci.id",
+        (cid,),
+    ).fetchall()
 
 
 def wishlist(conn: sqlite3.Connection, cid: int) -> list[sqlite3.Row]:
-    return conn.execute("SELECT w.id, w.added_at, p.id AS product_id, p.name, p.sku, p.slug, p.price "
-                        "FROM wishlist_item w JOIN product p ON p.id=w.product_id WHERE w.customer_id=? "
-                        "ORDER BY w.added_at DESC, w.id DESC", (cid,)).fetchall()
+    return conn.execute(
+        "SELECT w.id, w.added_at, p.id AS product_id, p.name, p.sku, p.slug, p.price "
+        "FROM wishlist_item w JOIN product p ON p.id=w.product_id WHERE w.customer_id=? "
+        "ORDER BY w.added_at DESC, w.id DESC",
+        (cid,),
+    ).fetchall()
 
 
 # -- reports ------------------------------------------------------------------------------------------------------
@@ -167,8 +195,13 @@ def _period_clause(date_from: str | None, date_to: str | None) -> tuple[str, lis
     return " AND ".join(where), args
 
 
-def bestsellers(conn: sqlite3.Connection, period: str = "month", date_from: str | None = None,
-                date_to: str | None = None, top: int = 5) -> list[dict[str, Any]]:
+def bestsellers(
+    conn: sqlite3.Connection,
+    period: str = "month",
+    date_from: str | None = None,
+    date_to: str | None = None,
+    top: int = 5,
+) -> list[dict[str, Any]]:
     """[{period, rank, product_id, name, sku, price, qty}], the `top` products by quantity in each period."""
     fmt = PERIOD_FORMATS[period]
     where, args = _period_clause(date_from, date_to)
@@ -176,7 +209,9 @@ def bestsellers(conn: sqlite3.Connection, period: str = "month", date_from: str 
         f"SELECT strftime('{fmt}', o.created_at) AS period, i.product_id, p.name, p.sku, p.price, "
         f"SUM(i.qty) AS qty FROM order_item i JOIN sales_order o ON o.id=i.order_id "
         f"JOIN product p ON p.id=i.product_id WHERE {where} GROUP BY period, i.product_id "
-        f"ORDER BY period, qty DESC, p.name", args).fetchall()
+        f"ORDER BY period, qty DESC, p.name",
+        args,
+    ).fetchall()
     out: list[dict[str, Any]] = []
     rank_in: dict[str, int] = {}
     for r in rows:
@@ -187,8 +222,9 @@ def bestsellers(conn: sqlite3.Connection, period: str = "month", date_from: str 
     return out
 
 
-def sales_totals(conn: sqlite3.Connection, period: str = "month", date_from: str | None = None,
-                 date_to: str | None = None) -> list[dict[str, Any]]:
+def sales_totals(
+    conn: sqlite3.Connection, period: str = "month", date_from: str | None = None, date_to: str | None = None
+) -> list[dict[str, Any]]:
     """[{period, orders, items, subtotal, shipping, total}] per period over non-canceled orders."""
     fmt = PERIOD_FORMATS[period]
     where, args = _period_clause(date_from, date_to)
@@ -197,5 +233,7 @@ def sales_totals(conn: sqlite3.Connection, period: str = "month", date_from: str
         f"SUM((SELECT SUM(qty) FROM order_item i WHERE i.order_id=o.id)) AS items, "
         f"ROUND(SUM(o.subtotal), 2) AS subtotal, ROUND(SUM(o.shipping_amount), 2) AS shipping, "
         f"ROUND(SUM(o.grand_total), 2) AS total FROM sales_order o WHERE {where} "
-        f"GROUP BY period ORDER BY period", args).fetchall()
+        f"GROUP BY period ORDER BY period",
+        args,
+    ).fetchall()
     return [dict(r) for r in rows]

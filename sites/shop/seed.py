@@ -60,20 +60,32 @@ def _seed_catalog(conn: sqlite3.Connection, rng: random.Random) -> list[tuple[in
         conn.execute("INSERT INTO category VALUES (?,?,?,?,?)", (top_id, top, top_slug, None, top_pos))
         for sub_pos, (sub, (nouns, (lo, hi))) in enumerate(subs.items()):
             cat_id += 1
-            conn.execute("INSERT INTO category VALUES (?,?,?,?,?)",
-                         (cat_id, sub, f"{top_slug}/{slugify(sub)}", top_id, sub_pos))
+            conn.execute(
+                "INSERT INTO category VALUES (?,?,?,?,?)",
+                (cat_id, sub, f"{top_slug}/{slugify(sub)}", top_id, sub_pos),
+            )
             for _ in range(26):
                 name = _product_name(rng, nouns, used)
                 pid = len(products) + 1
                 sku = f"{''.join(w[0] for w in sub.split() if w[0].isalpha()).upper()}-{pid:04d}-{rng.randrange(100, 999)}"
-                price = round(rng.uniform(lo, hi), 0) - 0.01 if rng.random() < 0.6 else round(rng.uniform(lo, hi), 2)
+                price = (
+                    round(rng.uniform(lo, hi), 0) - 0.01
+                    if rng.random() < 0.6
+                    else round(rng.uniform(lo, hi), 2)
+                )
                 f1, f2 = rng.sample(cd.FEATURES, 2)
                 desc = f"The {name} is built for everyday use in {sub.lower()}. It features {f1} and {f2}."
                 created = _rand_time(rng, datetime(2021, 1, 1), datetime(2021, 12, 31))
-                qty = rng.choice([0, 5, 12, 25, 40, 60, 100, 150]) if rng.random() < 0.9 else rng.randrange(1, 5)
+                qty = (
+                    rng.choice([0, 5, 12, 25, 40, 60, 100, 150])
+                    if rng.random() < 0.9
+                    else rng.randrange(1, 5)
+                )
                 status = 2 if rng.random() < 0.04 else 1
-                conn.execute("INSERT INTO product VALUES (?,?,?,?,?,?,?,?,?,?)",
-                             (pid, sku, name, slugify(name), cat_id, round(price, 2), qty, status, desc, _ts(created)))
+                conn.execute(
+                    "INSERT INTO product VALUES (?,?,?,?,?,?,?,?,?,?)",
+                    (pid, sku, name, slugify(name), cat_id, round(price, 2), qty, status, desc, _ts(created)),
+                )
                 products.append((pid, sku, name, round(price, 2)))
     return products
 
@@ -104,15 +116,29 @@ def _seed_customers(conn: sqlite3.Connection, rng: random.Random) -> list[int]:
         emails.add(email)
         phone = f"{rng.randrange(200, 999)}-{rng.randrange(200, 999)}-{rng.randrange(1000, 9999)}"
         created = _rand_time(rng, datetime(2021, 1, 1), datetime(2021, 12, 31))
-        conn.execute("INSERT INTO customer VALUES (?,?,?,?,?,?,?)",
-                     (cid, email, first, last, hash_password(pw, f"c{cid}"), phone, _ts(created)))
+        conn.execute(
+            "INSERT INTO customer VALUES (?,?,?,?,?,?,?)",
+            (cid, email, first, last, hash_password(pw, f"c{cid}"), phone, _ts(created)),
+        )
         for k in range(2 if cid == 1 else 1):
             city, region, zip3 = rng.choice(cd.CITIES)
             street = f"{rng.randrange(10, 9999)} {rng.choice(cd.STREETS)}"
-            conn.execute("INSERT INTO address (customer_id, firstname, lastname, street, city, region, postcode,"
-                         " country, telephone, is_default) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                         (cid, first, last, street, city, region, f"{zip3}{rng.randrange(10, 99)}",
-                          "United States", phone, int(k == 0)))
+            conn.execute(
+                "INSERT INTO address (customer_id, firstname, lastname, street, city, region, postcode,"
+                " country, telephone, is_default) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (
+                    cid,
+                    first,
+                    last,
+                    street,
+                    city,
+                    region,
+                    f"{zip3}{rng.randrange(10, 99)}",
+                    "United States",
+                    phone,
+                    int(k == 0),
+                ),
+            )
     return list(range(1, N_CUSTOMERS + 1))
 
 
@@ -131,18 +157,41 @@ def _seed_orders(conn: sqlite3.Connection, rng: random.Random, products: list, c
         if when > END - timedelta(days=20) and status == "complete":
             status = "processing"  # recent orders have not all shipped yet
         addr = conn.execute("SELECT * FROM address WHERE customer_id=? AND is_default=1", (cid,)).fetchone()
-        conn.execute("INSERT INTO sales_order VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                     (oid, f"{oid:09d}", cid, status, _ts(when), subtotal, shipping, round(subtotal + shipping, 2),
-                      f"{addr[2]} {addr[3]}", addr[4], addr[5], addr[6], addr[7], addr[8],
-                      "Check / Money order", "Flat Rate - Fixed"))
+        conn.execute(
+            "INSERT INTO sales_order VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                oid,
+                f"{oid:09d}",
+                cid,
+                status,
+                _ts(when),
+                subtotal,
+                shipping,
+                round(subtotal + shipping, 2),
+                f"{addr[2]} {addr[3]}",
+                addr[4],
+                addr[5],
+                addr[6],
+                addr[7],
+                addr[8],
+                "Check / Money order",
+                "Flat Rate - Fixed",
+            ),
+        )
         for p, q in lines:
-            conn.execute("INSERT INTO order_item (order_id, product_id, sku, name, price, qty) VALUES (?,?,?,?,?,?)",
-                         (oid, p[0], p[1], p[2], p[3], q))
-        conn.execute("INSERT INTO order_status_history (order_id, status, comment, created_at) VALUES (?,?,?,?)",
-                     (oid, "pending", "Order placed.", _ts(when)))
+            conn.execute(
+                "INSERT INTO order_item (order_id, product_id, sku, name, price, qty) VALUES (?,?,?,?,?,?)",
+                (oid, p[0], p[1], p[2], p[3], q),
+            )
+        conn.execute(
+            "INSERT INTO order_status_history (order_id, status, comment, created_at) VALUES (?,?,?,?)",
+            (oid, "pending", "Order placed.", _ts(when)),
+        )
         if status != "pending":
-            conn.execute("INSERT INTO order_status_history (order_id, status, comment, created_at)"
-                         " VALUES (?,?,?,?)", (oid, status, "", _ts(when + timedelta(days=rng.randrange(1, 6)))))
+            conn.execute(
+                "INSERT INTO order_status_history (order_id, status, comment, created_at) VALUES (?,?,?,?)",
+                (oid, status, "", _ts(when + timedelta(days=rng.randrange(1, 6)))),
+            )
 
 
 def _seed_reviews(conn: sqlite3.Connection, rng: random.Random, products: list, customers: list[int]) -> None:
@@ -153,25 +202,44 @@ def _seed_reviews(conn: sqlite3.Connection, rng: random.Random, products: list, 
             cid = rng.choice(customers) if rng.random() < 0.7 else None
             nickname = names[cid] if cid else f"{rng.choice(cd.FIRST_NAMES)}{rng.randrange(1, 99)}"
             status = "approved" if rng.random() < 0.93 else "pending"
-            conn.execute("INSERT INTO review (product_id, customer_id, nickname, title, detail, rating, status,"
-                         " created_at) VALUES (?,?,?,?,?,?,?,?)",
-                         (pid, cid, nickname, rng.choice(cd.REVIEW_TITLES[rating]),
-                          rng.choice(cd.REVIEW_BODIES[rating]), rating, status,
-                          _ts(_rand_time(rng, datetime(2021, 6, 1), END))))
+            conn.execute(
+                "INSERT INTO review (product_id, customer_id, nickname, title, detail, rating, status,"
+                " created_at) VALUES (?,?,?,?,?,?,?,?)",
+                (
+                    pid,
+                    cid,
+                    nickname,
+                    rng.choice(cd.REVIEW_TITLES[rating]),
+                    rng.choice(cd.REVIEW_BODIES[rating]),
+                    rating,
+                    status,
+                    _ts(_rand_time(rng, datetime(2021, 6, 1), END)),
+                ),
+            )
 
 
-def _seed_wishlists(conn: sqlite3.Connection, rng: random.Random, products: list, customers: list[int]) -> None:
+def _seed_wishlists(
+    conn: sqlite3.Connection, rng: random.Random, products: list, customers: list[int]
+) -> None:
     for cid in customers:
         n = 4 if cid == 1 else rng.choice([0, 0, 0, 1, 2, 3])
         for p in rng.sample(products, n):
-            conn.execute("INSERT INTO wishlist_item (customer_id, product_id, added_at) VALUES (?,?,?)",
-                         (cid, p[0], _ts(_rand_time(rng, START, END))))
+            conn.execute(
+                "INSERT INTO wishlist_item (customer_id, product_id, added_at) VALUES (?,?,?)",
+                (cid, p[0], _ts(_rand_time(rng, START, END))),
+            )
 
 
 def _seed_admins(conn: sqlite3.Connection) -> None:
-    for i, (user, pw, first, last) in enumerate([
-        (*ADMIN_USER, "Admin", "User"), ("jsmith", "Store2023!", "Jane", "Smith"),
-        ("mchen", "Catalog#42", "Ming", "Chen"),
-    ], start=1):
-        conn.execute("INSERT INTO admin_user VALUES (?,?,?,?,?,?)",
-                     (i, user, hash_password(pw, f"a{i}"), first, last, f"{user}@onestopshop.example"))
+    for i, (user, pw, first, last) in enumerate(
+        [
+            (*ADMIN_USER, "Admin", "User"),
+            ("jsmith", "Store2023!", "Jane", "Smith"),
+            ("mchen", "Catalog#42", "Ming", "Chen"),
+        ],
+        start=1,
+    ):
+        conn.execute(
+            "INSERT INTO admin_user VALUES (?,?,?,?,?,?)",
+            (i, user, hash_password(pw, f"a{i}"), first, last, f"{user}@onestopshop.example"),
+        )

@@ -27,9 +27,22 @@ def _admin(store: SandboxStore) -> Flask:
 
 
 SITES = [
-    SiteSpec(key="shopping", port_offset=0, db=DB, create_app=_storefront, default_user=DEFAULT_CUSTOMER,
-             login=LoginForm("/customer/account/loginPost/", "login[username]", "login[password]"),
-             title="One Stop Market"),
-    SiteSpec(key="shopping_admin", port_offset=1, db=DB, create_app=_admin, default_user=ADMIN_USER,
-             login=LoginForm("/admin/", "login[username]", "login[password]"), title="Magento Admin"),
+    SiteSpec(
+        key="shopping",
+        port_offset=0,
+        db=DB,
+        create_app=_storefront,
+        default_user=DEFAULT_CUSTOMER,
+        login=LoginForm("/customer/account/loginPost/", "login[username]", "login[password]"),
+        title="One Stop Market",
+    ),
+    SiteSpec(
+        key="shopping_admin",
+        port_offset=1,
+        db=DB,
+        create_app=_admin,
+        default_user=ADMIN_USER,
+        login=LoginForm("/admin/", "login[username]", "login[password]"),
+        title="Magento Admin",
+    ),
 ]

@@ -30,8 +30,13 @@ def create_app(store: SandboxStore) -> Flask:
         cid = current_user_id()
         conn = get_db()
         me = Q.customer(conn, cid) if cid else None
-        count = conn.execute("SELECT COALESCE(SUM(qty),0) FROM cart_item WHERE customer_id=?",
-                             (cid,)).fetchone()[0] if me else 0
+        count = (
+            conn.execute("SELECT COALESCE(SUM(qty),0) FROM cart_item WHERE customer_id=?", (cid,)).fetchone()[
+                0
+            ]
+            if me
+            else 0
+        )
         return {"me": me, "cart_count": count, "nav": Q.top_categories(conn)}
 
     _register_catalog(app)
@@ -47,8 +52,13 @@ def _listing_args() -> dict[str, Any]:
         lo, hi = a["price"].split("-", 1)
         price_from, price_to = _num(lo), _num(hi)
     limit = int(a["product_list_limit"]) if a.get("product_list_limit", "").isdigit() else PAGE_SIZES[0]
-    return {"price_from": price_from, "price_to": price_to, "order": a.get("order", "relevance"),
-            "direction": a.get("dir", "asc"), "limit": limit if limit in PAGE_SIZES else PAGE_SIZES[0]}
+    return {
+        "price_from": price_from,
+        "price_to": price_to,
+        "order": a.get("order", "relevance"),
+        "direction": a.get("dir", "asc"),
+        "limit": limit if limit in PAGE_SIZES else PAGE_SIZES[0],
+    }
 
 
 def _num(s: str) -> float | None:
@@ -63,10 +73,27 @@ def _render_listing(title: str, q: str, category_id: int | None, **extra: Any) -
     args = _listing_args()
     _, total = Q.search_products(conn, q, category_id, args["price_from"], args["price_to"], limit=1)
     page = page_of(total, args["limit"])
-    rows, _ = Q.search_products(conn, q, category_id, args["price_from"], args["price_to"], args["order"],
-                                args["direction"], args["limit"], page.offset)
-    return render_template("shop/listing.html", title=title, products=rows, page=page, q=q, args=args,
-                           category_id=category_id, **extra)
+    rows, _ = Q.search_products(
+        conn,
+        q,
+        category_id,
+        args["price_from"],
+        args["price_to"],
+        args["order"],
+        args["direction"],
+        args["limit"],
+        page.offset,
+    )
+    return render_template(
+        "shop/listing.html",
+        title=title,
+        products=rows,
+        page=page,
+        q=q,
+        args=args,
+        category_id=category_id,
+        **extra,
+    )
 
 
 def _register_catalog(app: Flask) -> None:
@@ -74,8 +101,12 @@ def _register_catalog(app: Flask) -> None:
     def home() -> str:
         conn = get_db()
         featured, _ = Q.search_products(conn, order="relevance", limit=8, offset=40)
-        return render_template("shop/home.html", title="One Stop Market", featured=featured,
-                               tops=[(c, Q.subcategories(conn, c["id"])) for c in Q.top_categories(conn)])
+        return render_template(
+            "shop/home.html",
+            title="One Stop Market",
+            featured=featured,
+            tops=[(c, Q.subcategories(conn, c["id"])) for c in Q.top_categories(conn)],
+        )
 
     @app.get("/catalogsearch/result/")
     def search() -> str:
@@ -94,8 +125,9 @@ def _register_catalog(app: Flask) -> None:
         prod = Q.product_by_slug(conn, slug)
         if prod is None or prod["status"] != 1:
             abort(404)
-        return render_template("shop/product.html", title=prod["name"], p=prod,
-                               reviews=Q.reviews(conn, prod["id"]))
+        return render_template(
+            "shop/product.html", title=prod["name"], p=prod, reviews=Q.reviews(conn, prod["id"])
+        )
 
     @app.post("/review/product/post/id/<int:pid>/")
     def post_review(pid: int) -> Any:
@@ -107,9 +139,11 @@ def _register_catalog(app: Flask) -> None:
         if not (rating.isdigit() and 1 <= int(rating) <= 5 and nickname and title and detail):
             flash("Please select a rating and fill in nickname, summary and review.", "error")
             return redirect(f"/{prod['slug']}.html#reviews")
-        conn.execute("INSERT INTO review (product_id, customer_id, nickname, title, detail, rating, status, "
-                     "created_at) VALUES (?,?,?,?,?,?,?,?)", (pid, current_user_id(), nickname, title, detail,
-                                                              int(rating), "pending", _now()))
+        conn.execute(
+            "INSERT INTO review (product_id, customer_id, nickname, title, detail, rating, status, "
+            "created_at) VALUES (?,?,?,?,?,?,?,?)",
+            (pid, current_user_id(), nickname, title, detail, int(rating), "pending", _now()),
+        )
         conn.commit()
         flash("You submitted your review for moderation.", "success")
         return redirect(f"/{prod['slug']}.html#reviews")
@@ -130,9 +164,11 @@ def _register_cart(app: Flask) -> None:
         if prod is None or prod["status"] != 1:
             abort(404)  # disabled products are not sold
         qty = max(1, int(request.form.get("qty", "1") or 1)) if request.form.get("qty", "1").isdigit() else 1
-        conn.execute("INSERT INTO cart_item (customer_id, product_id, qty) VALUES (?,?,?) ON CONFLICT"
-                     "(customer_id, product_id) DO UPDATE SET qty = qty + excluded.qty",
-                     (current_user_id(), prod["id"], qty))
+        conn.execute(
+            "INSERT INTO cart_item (customer_id, product_id, qty) VALUES (?,?,?) ON CONFLICT"
+            "(customer_id, product_id) DO UPDATE SET qty = qty + excluded.qty",
+            (current_user_id(), prod["id"], qty),
+        )
         conn.commit()
         flash(f"You added {prod['name']} to your shopping cart.", "success")
         return redirect(f"/{prod['slug']}.html")
@@ -154,7 +190,9 @@ def _register_cart(app: Flask) -> None:
             if int(raw) == 0:
                 conn.execute("DELETE FROM cart_item WHERE id=? AND customer_id=?", (item["id"], cid))
             else:
-                conn.execute("UPDATE cart_item SET qty=? WHERE id=? AND customer_id=?", (int(raw), item["id"], cid))
+                conn.execute(
+                    "UPDATE cart_item SET qty=? WHERE id=? AND customer_id=?", (int(raw), item["id"], cid)
+                )
         conn.commit()
         return redirect(url_for("cart_view"))
 
@@ -162,8 +200,10 @@ def _register_cart(app: Flask) -> None:
     @login_required(login)
     def cart_delete() -> Any:
         conn = get_db()
-        conn.execute("DELETE FROM cart_item WHERE id=? AND customer_id=?",
-                     (request.form.get("id", ""), current_user_id()))
+        conn.execute(
+            "DELETE FROM cart_item WHERE id=? AND customer_id=?",
+            (request.form.get("id", ""), current_user_id()),
+        )
         conn.commit()
         return redirect(url_for("cart_view"))
 
@@ -175,8 +215,13 @@ def _register_cart(app: Flask) -> None:
         if not items:
             flash("Your shopping cart is empty.", "error")
             return redirect(url_for("cart_view"))
-        return render_template("shop/checkout.html", title="Checkout", items=items,
-                               addresses=Q.addresses(conn, cid), **_totals(items))
+        return render_template(
+            "shop/checkout.html",
+            title="Checkout",
+            items=items,
+            addresses=Q.addresses(conn, cid),
+            **_totals(items),
+        )
 
     @app.post("/checkout/placeOrder/")
     @login_required(login)

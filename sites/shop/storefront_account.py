@@ -32,8 +32,11 @@ def _register_login(app: Flask) -> None:
         email = request.form.get("login[username]", "")
         cust = Q.customer_by_email(get_db(), email)
         if cust is None or not check_password(cust["password_hash"], request.form.get("login[password]", "")):
-            flash("The account sign-in was incorrect or your account is disabled temporarily. "
-                  "Please wait and try again later.", "error")
+            flash(
+                "The account sign-in was incorrect or your account is disabled temporarily. "
+                "Please wait and try again later.",
+                "error",
+            )
             return redirect(url_for("customer_login", next=request.form.get("next", "")))
         login_user(cust["id"])
         return redirect(safe_next(url_for("account")))
@@ -48,8 +51,9 @@ def _register_login(app: Flask) -> None:
     def account() -> str:
         conn, cid = get_db(), current_user_id()
         recent, _ = Q.customer_orders(conn, cid, limit=5)
-        return render_template("shop/account.html", title="My Account", recent=recent,
-                               addresses=Q.addresses(conn, cid))
+        return render_template(
+            "shop/account.html", title="My Account", recent=recent, addresses=Q.addresses(conn, cid)
+        )
 
 
 def _register_orders(app: Flask) -> None:
@@ -69,8 +73,9 @@ def _register_orders(app: Flask) -> None:
         o = Q.order(conn, oid)
         if o is None or o["customer_id"] != current_user_id():
             abort(404)
-        return render_template("shop/order.html", title=f"Order # {o['increment_id']}", o=o,
-                               items=Q.order_items(conn, oid))
+        return render_template(
+            "shop/order.html", title=f"Order # {o['increment_id']}", o=o, items=Q.order_items(conn, oid)
+        )
 
     @app.get("/__api__/orders/latest")
     def api_latest_order() -> Any:
@@ -86,16 +91,21 @@ def _register_addresses(app: Flask) -> None:
     @app.get("/customer/address/")
     @login_required(LOGIN)
     def address_book() -> str:
-        return render_template("shop/addresses.html", title="Address Book",
-                               addresses=Q.addresses(get_db(), current_user_id()))
+        return render_template(
+            "shop/addresses.html", title="Address Book", addresses=Q.addresses(get_db(), current_user_id())
+        )
 
     @app.get("/customer/address/new/")
     @app.get("/customer/address/edit/id/<int:aid>/")
     @login_required(LOGIN)
     def address_form(aid: int | None = None) -> str:
         addr = _own_address(aid) if aid else None
-        return render_template("shop/address_form.html", title="Edit Address" if addr else "Add New Address",
-                               a=addr, fields=ADDRESS_FIELDS)
+        return render_template(
+            "shop/address_form.html",
+            title="Edit Address" if addr else "Add New Address",
+            a=addr,
+            fields=ADDRESS_FIELDS,
+        )
 
     @app.post("/customer/address/formPost/")
     @app.post("/customer/address/formPost/id/<int:aid>/")
@@ -112,11 +122,16 @@ def _register_addresses(app: Flask) -> None:
         if aid:
             _own_address(aid)
             sets = ", ".join(f"{k}=?" for k in values)
-            conn.execute(f"UPDATE address SET {sets}{', is_default=1' if is_default else ''} WHERE id=?",
-                         [*values.values(), aid])
+            conn.execute(
+                f"UPDATE address SET {sets}{', is_default=1' if is_default else ''} WHERE id=?",
+                [*values.values(), aid],
+            )
         else:
-            conn.execute(f"INSERT INTO address (customer_id, {', '.join(values)}, is_default) VALUES "
-                         f"(?, {', '.join('?' for _ in values)}, ?)", [cid, *values.values(), is_default])
+            conn.execute(
+                f"INSERT INTO address (customer_id, {', '.join(values)}, is_default) VALUES "
+                f"(?, {', '.join('?' for _ in values)}, ?)",
+                [cid, *values.values(), is_default],
+            )
         conn.commit()
         flash("You saved the address.", "success")
         return redirect(url_for("address_book"))
@@ -133,7 +148,11 @@ def _register_addresses(app: Flask) -> None:
 
 
 def _own_address(aid: int) -> Any:
-    addr = get_db().execute("SELECT * FROM address WHERE id=? AND customer_id=?", (aid, current_user_id())).fetchone()
+    addr = (
+        get_db()
+        .execute("SELECT * FROM address WHERE id=? AND customer_id=?", (aid, current_user_id()))
+        .fetchone()
+    )
     if addr is None:
         abort(404)
     return addr
@@ -143,16 +162,19 @@ def _register_wishlist(app: Flask) -> None:
     @app.get("/wishlist/")
     @login_required(LOGIN)
     def wishlist() -> str:
-        return render_template("shop/wishlist.html", title="My Wish List",
-                               items=Q.wishlist(get_db(), current_user_id()))
+        return render_template(
+            "shop/wishlist.html", title="My Wish List", items=Q.wishlist(get_db(), current_user_id())
+        )
 
     @app.post("/wishlist/index/add/")
     @login_required(LOGIN)
     def wishlist_add() -> Any:
         conn = get_db()
         prod = Q.product(conn, request.form.get("product", 0, type=int)) or abort(404)
-        conn.execute("INSERT OR IGNORE INTO wishlist_item (customer_id, product_id, added_at) VALUES (?,?,?)",
-                     (current_user_id(), prod["id"], datetime.now().strftime("%Y-%m-%d %H:%M:%S")))
+        conn.execute(
+            "INSERT OR IGNORE INTO wishlist_item (customer_id, product_id, added_at) VALUES (?,?,?)",
+            (current_user_id(), prod["id"], datetime.now().strftime("%Y-%m-%d %H:%M:%S")),
+        )
         conn.commit()
         flash(f"{prod['name']} has been added to your Wish List.", "success")
         return redirect(url_for("wishlist"))
@@ -161,7 +183,9 @@ def _register_wishlist(app: Flask) -> None:
     @login_required(LOGIN)
     def wishlist_remove() -> Any:
         conn = get_db()
-        conn.execute("DELETE FROM wishlist_item WHERE id=? AND customer_id=?",
-                     (request.form.get("item", ""), current_user_id()))
+        conn.execute(
+            "DELETE FROM wishlist_item WHERE id=? AND customer_id=?",
+            (request.form.get("item", ""), current_user_id()),
+        )
         conn.commit()
         return redirect(url_for("wishlist"))

@@ -41,12 +41,27 @@ from typing import Any
 
 from sites.tasks.base import Instance, SeedData, Template
 
-TASK_MODULES = ["sites.tasks.shop", "sites.tasks.shop_actions", "sites.tasks.shop_admin", "sites.tasks.shop_admin_actions",
-                "sites.tasks.reddit", "sites.tasks.gitlab"]
+TASK_MODULES = [
+    "sites.tasks.shop",
+    "sites.tasks.shop_actions",
+    "sites.tasks.shop_admin",
+    "sites.tasks.shop_admin_actions",
+    "sites.tasks.reddit",
+    "sites.tasks.gitlab",
+]
 TEST_FRACTION = 0.2
 SPLITS = ("train", "test")
 
-__all__ = ["Template", "Instance", "SeedData", "templates", "suite", "load_split", "split_configs", "TASK_MODULES"]
+__all__ = [
+    "Template",
+    "Instance",
+    "SeedData",
+    "templates",
+    "suite",
+    "load_split",
+    "split_configs",
+    "TASK_MODULES",
+]
 
 
 def templates(sites: list[str] | None = None) -> list[Template]:
@@ -56,7 +71,9 @@ def templates(sites: list[str] | None = None) -> list[Template]:
         try:
             mod = importlib.import_module(name)
         except ModuleNotFoundError as e:
-            if e.name == name:  # the module itself is missing (a site not written yet), not one of its imports
+            if (
+                e.name == name
+            ):  # the module itself is missing (a site not written yet), not one of its imports
                 continue
             raise
         for t in getattr(mod, "TEMPLATES", []):
@@ -93,12 +110,16 @@ def _suite_cached(data_dir: str | None, sites: tuple[str, ...] | None) -> tuple[
     return tuple(rows)
 
 
-def suite(data_dir: str | None = None, sites: list[str] | None = None) -> list[tuple[Template, Instance, str]]:
+def suite(
+    data_dir: str | None = None, sites: list[str] | None = None
+) -> list[tuple[Template, Instance, str]]:
     """(template, instance, split) for every task, in template then instance order."""
     return list(_suite_cached(data_dir, tuple(sites) if sites else None))
 
 
-def split_configs(split: str, data_dir: str | None = None, sites: list[str] | None = None) -> list[dict[str, Any]]:
+def split_configs(
+    split: str, data_dir: str | None = None, sites: list[str] | None = None
+) -> list[dict[str, Any]]:
     """WebArena config dicts of one split."""
     if split not in SPLITS:
         raise ValueError(f"unknown split {split!r}; expected one of {', '.join(SPLITS)}")

@@ -107,13 +107,21 @@ class Template:
         path = self.start_path(inst) if callable(self.start_path) else self.start_path
         ev = self.evaluate(inst)
         if tuple(ev["eval_types"]) != self.eval_types:
-            raise ValueError(f"template {self.id}: eval types {ev['eval_types']} != declared {self.eval_types}")
+            raise ValueError(
+                f"template {self.id}: eval types {ev['eval_types']} != declared {self.eval_types}"
+            )
         return {
-            "sites": [self.site], "task_id": inst.task_id, "require_login": self.require_login,
+            "sites": [self.site],
+            "task_id": inst.task_id,
+            "require_login": self.require_login,
             "storage_state": f"./.auth/{self.site}_state.json" if self.require_login else None,
-            "start_url": site_url(self.site, path), "geolocation": None,
-            "intent_template": self.intent_template, "instantiation_dict": dict(inst.values),
-            "intent": self.intent(inst), "require_reset": False, "eval": ev,
+            "start_url": site_url(self.site, path),
+            "geolocation": None,
+            "intent_template": self.intent_template,
+            "instantiation_dict": dict(inst.values),
+            "intent": self.intent(inst),
+            "require_reset": False,
+            "eval": ev,
             "intent_template_id": self.id,
         }
 
@@ -124,8 +132,14 @@ def site_url(site: str, path: str) -> str:
 
 
 # -- eval dict builders (WebArena's field order and empty values) ------------------------------------------------
-def string_eval(*, exact: str | None = None, include: list[str] | None = None, fuzzy: list[str] | None = None,
-                note: str = "", raw: str = "") -> dict[str, Any]:
+def string_eval(
+    *,
+    exact: str | None = None,
+    include: list[str] | None = None,
+    fuzzy: list[str] | None = None,
+    note: str = "",
+    raw: str = "",
+) -> dict[str, Any]:
     answers: dict[str, Any] = {}
     if exact is not None:
         answers["exact_match"] = exact
@@ -135,8 +149,14 @@ def string_eval(*, exact: str | None = None, include: list[str] | None = None, f
         answers["fuzzy_match"] = fuzzy
     if not answers:
         raise ValueError("string_eval needs a reference answer")
-    return {"eval_types": ["string_match"], "reference_answers": answers, "reference_url": "", "program_html": [],
-            "string_note": note, "reference_answer_raw_annotation": raw or _raw(answers)}
+    return {
+        "eval_types": ["string_match"],
+        "reference_answers": answers,
+        "reference_url": "",
+        "program_html": [],
+        "string_note": note,
+        "reference_answer_raw_annotation": raw or _raw(answers),
+    }
 
 
 def _raw(answers: dict[str, Any]) -> str:
@@ -147,12 +167,24 @@ def _raw(answers: dict[str, Any]) -> str:
 
 
 def url_eval(reference_url: str, note: str = "GOLD in PRED") -> dict[str, Any]:
-    return {"eval_types": ["url_match"], "reference_answers": None, "reference_url": reference_url,
-            "program_html": [], "url_note": note}
+    return {
+        "eval_types": ["url_match"],
+        "reference_answers": None,
+        "reference_url": reference_url,
+        "program_html": [],
+        "url_note": note,
+    }
 
 
-def target(url: str, locator: str, *, exact: str | None = None, include: list[str] | None = None,
-           exclude: list[str] | None = None, prep: list[str] | None = None) -> dict[str, Any]:
+def target(
+    url: str,
+    locator: str,
+    *,
+    exact: str | None = None,
+    include: list[str] | None = None,
+    exclude: list[str] | None = None,
+    prep: list[str] | None = None,
+) -> dict[str, Any]:
     """One program_html target."""
     contents: dict[str, Any] = {}
     if exact is not None:
@@ -169,8 +201,12 @@ def target(url: str, locator: str, *, exact: str | None = None, include: list[st
 
 def html_eval(*targets: dict[str, Any], reference_url: str = "") -> dict[str, Any]:
     types = ["url_match", "program_html"] if reference_url else ["program_html"]
-    ev: dict[str, Any] = {"eval_types": types, "reference_answers": None, "reference_url": reference_url,
-                          "program_html": list(targets)}
+    ev: dict[str, Any] = {
+        "eval_types": types,
+        "reference_answers": None,
+        "reference_url": reference_url,
+        "program_html": list(targets),
+    }
     if reference_url:
         ev["url_note"] = "GOLD in PRED"
     return ev

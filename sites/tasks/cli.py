@@ -92,11 +92,19 @@ def summarize(trajs: list[Any]) -> dict[str, Any]:
         per[t.meta.get("template_id")].append(t.reward)
     scored = [r for rs in per.values() for r in rs if r is not None]
     return {
-        "episodes": len(trajs), "scored": len(scored), "unscorable": len(trajs) - len(scored),
+        "episodes": len(trajs),
+        "scored": len(scored),
+        "unscorable": len(trajs) - len(scored),
         "success": sum(1 for r in scored if r == 1.0),
         "score": (sum(scored) / len(scored)) if scored else None,
-        "per_template": {str(k): {"n": len(v), "ones": sum(1 for r in v if r == 1.0),
-                                  "unscorable": sum(1 for r in v if r is None)} for k, v in sorted(per.items())},
+        "per_template": {
+            str(k): {
+                "n": len(v),
+                "ones": sum(1 for r in v if r == 1.0),
+                "unscorable": sum(1 for r in v if r is None),
+            }
+            for k, v in sorted(per.items())
+        },
     }
 
 
@@ -108,8 +116,10 @@ async def _demos(args: argparse.Namespace, server: Any) -> list[Any]:
 
     tasks = spread(load_split(args.split, sites=_sites(args.sites)), args.limit)
     tasks = [t.with_urls(server.urls) for t in tasks]
-    browsers = [BrowserActor(None, auth_dir=str(server.auth_dir), env_urls=server.urls)
-                for _ in range(max(1, args.browsers))]
+    browsers = [
+        BrowserActor(None, auth_dir=str(server.auth_dir), env_urls=server.urls)
+        for _ in range(max(1, args.browsers))
+    ]
     rewarder = RewardActor(env_urls=server.urls, helpers="bundled")
     done = SimpleNamespace(n=0, t0=time.time())
 
@@ -117,8 +127,12 @@ async def _demos(args: argparse.Namespace, server: Any) -> list[Any]:
         done.n += 1
         mark = {1.0: "ok", 0.0: "FAIL", None: "unscored"}.get(traj.reward, str(traj.reward))
         extra = traj.meta.get("expert_error") or traj.failure or ""
-        print(f"[{done.n}/{len(tasks)} {time.time() - done.t0:.0f}s] task {traj.task_id}: {mark} "
-              f"({len(traj.turns)} turns) {extra}", file=sys.stderr, flush=True)
+        print(
+            f"[{done.n}/{len(tasks)} {time.time() - done.t0:.0f}s] task {traj.task_id}: {mark} "
+            f"({len(traj.turns)} turns) {extra}",
+            file=sys.stderr,
+            flush=True,
+        )
 
     try:
         return await run_demos(browsers, rewarder, tasks, LocalSandboxes(server), on_done=progress)
@@ -155,11 +169,28 @@ def demos_main(args: argparse.Namespace) -> int:
     summary = summarize(trajs)
     if args.report:
         with open(args.report, "w", encoding="utf-8") as f:
-            json.dump({"summary": summary, "episodes": [
-                {"task_id": t.task_id, "reward": t.reward, "turns": len(t.turns), "answer": t.answer,
-                 "error": t.meta.get("expert_error") or t.failure, "checks": [c.model_dump() for c in t.checks]}
-                for t in trajs]}, f, indent=1)
+            json.dump(
+                {
+                    "summary": summary,
+                    "episodes": [
+                        {
+                            "task_id": t.task_id,
+                            "reward": t.reward,
+                            "turns": len(t.turns),
+                            "answer": t.answer,
+                            "error": t.meta.get("expert_error") or t.failure,
+                            "checks": [c.model_dump() for c in t.checks],
+                        }
+                        for t in trajs
+                    ],
+                },
+                f,
+                indent=1,
+            )
     score = "n/a" if summary["score"] is None else f"{100 * summary['score']:.1f}%"
-    print(f"expert on {args.split}: {summary['success']}/{summary['scored']} scorable episodes scored 1 ({score}); "
-          f"{summary['unscorable']} unscorable; kept {len(kept)} demonstrations in {args.out}", flush=True)
+    print(
+        f"expert on {args.split}: {summary['success']}/{summary['scored']} scorable episodes scored 1 ({score}); "
+        f"{summary['unscorable']} unscorable; kept {len(kept)} demonstrations in {args.out}",
+        flush=True,
+    )
     return 0

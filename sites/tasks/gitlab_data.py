@@ -17,23 +17,58 @@ ME = "byteblaze"
 ME_NAME = "Byte Blaze"
 MAX_NOTES_VISIBLE = 4  # issue / MR pages whose sidebar and comment box fit a small observation budget
 
-ISSUE_TITLES = ["Document the release checklist", "Flaky test in the CI pipeline on Mondays",
-                "Add a dark mode toggle to the settings page", "Broken link in the contributing guide",
-                "Support exporting results as CSV", "Upgrade the linter to the latest version",
-                "Crash when the config file is empty", "Clarify the licence section of the README",
-                "Add keyboard shortcuts to the editor", "Cache downloads between builds",
-                "Translate the error messages", "Show the build number in the footer"]
-NOTES = ["Looks good to me, thanks!", "Could you add a test for the empty case?", "Rebased on main, please re-check.",
-         "I will review this tomorrow morning.", "Nice cleanup, approving.", "Please split this into two commits.",
-         "Tested locally, works as expected.", "Can we update the changelog too?"]
-STATUSES = ["Reviewing merge requests", "On vacation until Monday", "Focusing on the release",
-            "Pairing with the docs team", "Out sick, back soon", "Working on accessibility fixes",
-            "Travelling, slow to reply", "Heads down on a refactor", "Available for code review",
-            "At a conference this week", "Mentoring new contributors", "Writing the quarterly report"]
-TOKENS = [("ci-deploy", "api"), ("backup-script", "read_repository"), ("dashboard-reader", "read_api"),
-          ("mirror-sync", "write_repository"), ("profile-bot", "read_user"), ("runner-setup", "create_runner"),
-          ("release-tool", "api"), ("metrics-export", "read_api"), ("docs-publisher", "write_repository"),
-          ("audit-reader", "read_user"), ("nightly-build", "read_repository"), ("chatops", "api")]
+ISSUE_TITLES = [
+    "Document the release checklist",
+    "Flaky test in the CI pipeline on Mondays",
+    "Add a dark mode toggle to the settings page",
+    "Broken link in the contributing guide",
+    "Support exporting results as CSV",
+    "Upgrade the linter to the latest version",
+    "Crash when the config file is empty",
+    "Clarify the licence section of the README",
+    "Add keyboard shortcuts to the editor",
+    "Cache downloads between builds",
+    "Translate the error messages",
+    "Show the build number in the footer",
+]
+NOTES = [
+    "Looks good to me, thanks!",
+    "Could you add a test for the empty case?",
+    "Rebased on main, please re-check.",
+    "I will review this tomorrow morning.",
+    "Nice cleanup, approving.",
+    "Please split this into two commits.",
+    "Tested locally, works as expected.",
+    "Can we update the changelog too?",
+]
+STATUSES = [
+    "Reviewing merge requests",
+    "On vacation until Monday",
+    "Focusing on the release",
+    "Pairing with the docs team",
+    "Out sick, back soon",
+    "Working on accessibility fixes",
+    "Travelling, slow to reply",
+    "Heads down on a refactor",
+    "Available for code review",
+    "At a conference this week",
+    "Mentoring new contributors",
+    "Writing the quarterly report",
+]
+TOKENS = [
+    ("ci-deploy", "api"),
+    ("backup-script", "read_repository"),
+    ("dashboard-reader", "read_api"),
+    ("mirror-sync", "write_repository"),
+    ("profile-bot", "read_user"),
+    ("runner-setup", "create_runner"),
+    ("release-tool", "api"),
+    ("metrics-export", "read_api"),
+    ("docs-publisher", "write_repository"),
+    ("audit-reader", "read_user"),
+    ("nightly-build", "read_repository"),
+    ("chatops", "api"),
+]
 
 
 def conn(db: SeedData) -> sqlite3.Connection:
@@ -53,14 +88,23 @@ def visible_projects(db: SeedData) -> list[dict]:
 def my_projects(db: SeedData, min_role: str = "Guest") -> list[str]:
     """Projects where the default user's role is at least `min_role`."""
     c = conn(db)
-    return [fp for fp in GQ.member_projects(c, ME) if ROLE_LEVELS[GQ.members(c, fp)[ME]] >= ROLE_LEVELS[min_role]]
+    return [
+        fp for fp in GQ.member_projects(c, ME) if ROLE_LEVELS[GQ.members(c, fp)[ME]] >= ROLE_LEVELS[min_role]
+    ]
 
 
 def contributors(db: SeedData, full_path: str) -> list[tuple[str, int]]:
     """(author, commits) rows of the contributors page, for authors that appear on one row (one e-mail)."""
     pid = GQ.project(conn(db), full_path)["id"]
-    rows = conn(db).execute("SELECT author_name, count(*) FROM commits WHERE project_id = ? AND branch = 'main' "
-                            "GROUP BY author_name, author_email ORDER BY count(*) DESC, author_name", (pid,)).fetchall()
+    rows = (
+        conn(db)
+        .execute(
+            "SELECT author_name, count(*) FROM commits WHERE project_id = ? AND branch = 'main' "
+            "GROUP BY author_name, author_email ORDER BY count(*) DESC, author_name",
+            (pid,),
+        )
+        .fetchall()
+    )
     names = [r[0] for r in rows]
     return [(r[0], r[1]) for r in rows if names.count(r[0]) == 1]
 
@@ -68,9 +112,16 @@ def contributors(db: SeedData, full_path: str) -> list[tuple[str, int]]:
 def member_rows(db: SeedData, full_path: str) -> list[tuple[str, str]]:
     """(username, role) in the order of the members page (highest role first, then by name)."""
     pid = GQ.project(conn(db), full_path)["id"]
-    rows = conn(db).execute("SELECT u.username, m.access_level FROM project_members m JOIN users u ON "
-                            "u.id = m.user_id WHERE m.project_id = ? ORDER BY m.access_level DESC, "
-                            "u.name COLLATE NOCASE", (pid,)).fetchall()
+    rows = (
+        conn(db)
+        .execute(
+            "SELECT u.username, m.access_level FROM project_members m JOIN users u ON "
+            "u.id = m.user_id WHERE m.project_id = ? ORDER BY m.access_level DESC, "
+            "u.name COLLATE NOCASE",
+            (pid,),
+        )
+        .fetchall()
+    )
     from sites.gitlab.util import ROLES
 
     return [(r[0], ROLES[r[1]]) for r in rows]
@@ -80,8 +131,11 @@ def quiet_issues(db: SeedData, full_path: str, state: str = "all") -> list[dict]
     """Issues with few comments and system notes, so their page (sidebar included) fits a small budget."""
     out = []
     for i in GQ.issues(conn(db), full_path, state):
-        notes = conn(db).execute("SELECT count(*) FROM notes WHERE target_type = 'issue' AND target_id = ?",
-                                 (i["id"],)).fetchone()[0]
+        notes = (
+            conn(db)
+            .execute("SELECT count(*) FROM notes WHERE target_type = 'issue' AND target_id = ?", (i["id"],))
+            .fetchone()[0]
+        )
         if notes <= MAX_NOTES_VISIBLE and len(i["description"]) < 400:
             out.append(i)
     return out
@@ -90,8 +144,13 @@ def quiet_issues(db: SeedData, full_path: str, state: str = "all") -> list[dict]
 def quiet_mrs(db: SeedData, full_path: str) -> list[dict]:
     out = []
     for m in GQ.merge_requests(conn(db), full_path):
-        notes = conn(db).execute("SELECT count(*) FROM notes WHERE target_type = 'merge_request' AND target_id = ?",
-                                 (m["id"],)).fetchone()[0]
+        notes = (
+            conn(db)
+            .execute(
+                "SELECT count(*) FROM notes WHERE target_type = 'merge_request' AND target_id = ?", (m["id"],)
+            )
+            .fetchone()[0]
+        )
         if notes <= MAX_NOTES_VISIBLE:
             out.append(m)
     return out
@@ -99,7 +158,9 @@ def quiet_mrs(db: SeedData, full_path: str) -> list[dict]:
 
 def note_bodies(db: SeedData, kind: str, target_id: int) -> str:
     """Every comment on an issue or merge request, joined (what `#notes-list` shows)."""
-    rows = conn(db).execute("SELECT body FROM notes WHERE target_type = ? AND target_id = ?", (kind, target_id))
+    rows = conn(db).execute(
+        "SELECT body FROM notes WHERE target_type = ? AND target_id = ?", (kind, target_id)
+    )
     return "\n".join(r[0] for r in rows)
 
 
@@ -126,8 +187,10 @@ def dashboard_count(db: SeedData, kind: str, role: str, state: str) -> int:
         who = "EXISTS (SELECT 1 FROM mr_reviewers t WHERE t.mr_id = x.id AND t.user_id = ?)"
     else:
         who = "x.author_id = ?"
-    vis = ("((SELECT visibility FROM projects WHERE id = x.project_id) != 'private' OR EXISTS (SELECT 1 FROM "
-           "project_members m WHERE m.project_id = x.project_id AND m.user_id = ?))")
+    vis = (
+        "((SELECT visibility FROM projects WHERE id = x.project_id) != 'private' OR EXISTS (SELECT 1 FROM "
+        "project_members m WHERE m.project_id = x.project_id AND m.user_id = ?))"
+    )
     sql = f"SELECT count(*) FROM {table} x WHERE {who} AND {vis} AND x.state = ?"  # noqa: S608 - fixed names
     return c.execute(sql, (me, me, state)).fetchone()[0]
 

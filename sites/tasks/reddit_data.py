@@ -18,27 +18,69 @@ ME = "MarvelsGrandpa"
 # Posts whose page (post, comments and the forum sidebar) fits in a small observation budget.
 MAX_COMMENTS_VISIBLE = 3
 
-TITLE_FORMS = ["Weekly thread: share your favourite {t}", "Beginner question about {t}",
-               "A small win with {t} today", "What changed your mind about {t}?", "Field notes on {t}",
-               "Is anyone else tracking {t} this month?", "Lessons learned from {t}",
-               "Five minutes on {t}: my take"]
-COMMENTS = ["Thanks for sharing, this was useful.", "I had the same experience last spring.",
-            "Could you post a follow-up next week?", "Great point, I had not thought of that.",
-            "Saving this thread for the weekend.", "Respectfully, I see it differently.",
-            "This made my morning, thank you.", "Where did you read about this?",
-            "Agreed, and the comments here are gold.", "Welcome aboard, glad you posted this."]
-BIOS = ["Amateur astronomer and weekend baker.", "Retired teacher who reads too many mysteries.",
-        "I collect old maps and fix bicycles.", "Grandfather of four, fan of crossword puzzles.",
-        "Writing about trains, tea and tiny gardens.", "Lifelong learner; currently into woodworking.",
-        "Chess player, birdwatcher, occasional poet.", "Here for the history threads and the puns.",
-        "Former sailor, current dog walker.", "Keeping notes on every library in town.",
-        "Jazz records, sourdough and long walks.", "Volunteer at the community radio station."]
-NEW_TITLES = ["An update after one year", "Revisited: my original question", "Short version of my earlier post",
-              "Corrected title: see the body for details", "Follow-up with better photos",
-              "Answered: thanks everyone", "Still looking for advice on this"]
-SEARCHES = ["audiobooks", "speedrunning", "subway", "vinyl", "lighthouse", "bagels", "mural", "ferry",
-            "gradient checkpointing", "film festival", "rent", "practical effects", "coffee roasters",
-            "snowstorm", "retro cartridges", "dad jokes"]
+TITLE_FORMS = [
+    "Weekly thread: share your favourite {t}",
+    "Beginner question about {t}",
+    "A small win with {t} today",
+    "What changed your mind about {t}?",
+    "Field notes on {t}",
+    "Is anyone else tracking {t} this month?",
+    "Lessons learned from {t}",
+    "Five minutes on {t}: my take",
+]
+COMMENTS = [
+    "Thanks for sharing, this was useful.",
+    "I had the same experience last spring.",
+    "Could you post a follow-up next week?",
+    "Great point, I had not thought of that.",
+    "Saving this thread for the weekend.",
+    "Respectfully, I see it differently.",
+    "This made my morning, thank you.",
+    "Where did you read about this?",
+    "Agreed, and the comments here are gold.",
+    "Welcome aboard, glad you posted this.",
+]
+BIOS = [
+    "Amateur astronomer and weekend baker.",
+    "Retired teacher who reads too many mysteries.",
+    "I collect old maps and fix bicycles.",
+    "Grandfather of four, fan of crossword puzzles.",
+    "Writing about trains, tea and tiny gardens.",
+    "Lifelong learner; currently into woodworking.",
+    "Chess player, birdwatcher, occasional poet.",
+    "Here for the history threads and the puns.",
+    "Former sailor, current dog walker.",
+    "Keeping notes on every library in town.",
+    "Jazz records, sourdough and long walks.",
+    "Volunteer at the community radio station.",
+]
+NEW_TITLES = [
+    "An update after one year",
+    "Revisited: my original question",
+    "Short version of my earlier post",
+    "Corrected title: see the body for details",
+    "Follow-up with better photos",
+    "Answered: thanks everyone",
+    "Still looking for advice on this",
+]
+SEARCHES = [
+    "audiobooks",
+    "speedrunning",
+    "subway",
+    "vinyl",
+    "lighthouse",
+    "bagels",
+    "mural",
+    "ferry",
+    "gradient checkpointing",
+    "film festival",
+    "rent",
+    "practical effects",
+    "coffee roasters",
+    "snowstorm",
+    "retro cartridges",
+    "dad jokes",
+]
 
 
 def conn(db: SeedData) -> sqlite3.Connection:
@@ -62,7 +104,9 @@ def searchable_posts(db: SeedData) -> list[dict]:
     out = []
     for p in pick_rows(rows, 120, 3000):
         like = f"%{p['title']}%"
-        hits = c.execute("SELECT count(*) FROM submissions WHERE title LIKE ? OR body LIKE ?", (like, like)).fetchone()
+        hits = c.execute(
+            "SELECT count(*) FROM submissions WHERE title LIKE ? OR body LIKE ?", (like, like)
+        ).fetchone()
         if hits[0] == 1 and "%" not in p["title"] and "_" not in p["title"]:
             out.append(p)
     return out
@@ -80,7 +124,9 @@ def forum_names(db: SeedData) -> list[str]:
 
 def small_post(db: SeedData, forum: str) -> dict:
     """A post of `forum` with few comments, whose page shows the forum's sidebar within a small budget."""
-    posts = [p for p in FQ.forum_posts(conn(db), forum, "new") if p["n_comments"] <= 1 and len(p["body"]) < 200]
+    posts = [
+        p for p in FQ.forum_posts(conn(db), forum, "new") if p["n_comments"] <= 1 and len(p["body"]) < 200
+    ]
     if not posts:
         raise ValueError(f"forum {forum!r} has no small post")
     return posts[0]
@@ -103,7 +149,12 @@ def reply_targets(db: SeedData) -> list[dict]:
         authors = [x["author"] for x in cs] + [p["author"]]
         for x in cs:
             has_reply = any(y["parent_id"] == x["id"] for y in cs)
-            if x["parent_id"] is None and not has_reply and authors.count(x["author"]) == 1 and x["author"] != ME:
+            if (
+                x["parent_id"] is None
+                and not has_reply
+                and authors.count(x["author"]) == 1
+                and x["author"] != ME
+            ):
                 out.append({"post": p, "comment": x})
                 break
     return out

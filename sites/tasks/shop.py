@@ -41,8 +41,10 @@ def _search_findable(db: SeedData) -> list[Any]:
 
 def open_product(name: str) -> list[Any]:
     """Search the store for a product by name and open its page."""
-    return [Fill(M("input", name="q"), name, enter=True, why=f"search the store for '{name}'"),
-            Click(M("a", name), why=f"open the product page of {name}")]
+    return [
+        Fill(M("input", name="q"), name, enter=True, why=f"search the store for '{name}'"),
+        Click(M("a", name), why=f"open the product page of {name}"),
+    ]
 
 
 def inst(tid: int, rows: list[dict[str, Any]]) -> list[Instance]:
@@ -64,10 +66,12 @@ def _orders_of_me(db: SeedData) -> list[Any]:
 
 def _to_order(inc: str) -> list[Any]:
     """From any page: My Account -> View All orders -> page until the order -> View Order."""
-    return [Click(M("a", "My Account"), why="open my account"),
-            Click(M("a", "View All"), why="open the full order history"),
-            Until(M("td", inc), M("a", "Next"), why=f"order {inc} is not on this page: next page"),
-            Click(M("a", "View Order"), after=M("td", inc), why=f"open order #{inc}")]
+    return [
+        Click(M("a", "My Account"), why="open my account"),
+        Click(M("a", "View All"), why="open the full order history"),
+        Until(M("td", inc), M("a", "Next"), why=f"order {inc} is not on this page: next page"),
+        Click(M("a", "View Order"), after=M("td", inc), why=f"open order #{inc}"),
+    ]
 
 
 # -- information seeking ------------------------------------------------------------------------------------------
@@ -100,8 +104,12 @@ def _range_count_instances(db: SeedData) -> list[Instance]:
     out = []
     for c, lo, hi in pick(combos, 12, 104):
         _, total = Q.search_products(conn, "", c["id"], lo, hi)
-        out.append({"values": {"category": c["name"], "lo": lo, "hi": hi},
-                    "data": {"slug": c["slug"], "count": total}})
+        out.append(
+            {
+                "values": {"category": c["name"], "lo": lo, "hi": hi},
+                "data": {"slug": c["slug"], "count": total},
+            }
+        )
     return inst(104, out)
 
 
@@ -110,22 +118,36 @@ def _cheapest_instances(db: SeedData) -> list[Instance]:
     for c in conn.execute("SELECT * FROM category ORDER BY id").fetchall():
         rows, _ = Q.search_products(conn, "", c["id"], order="price", limit=2)
         if len(rows) == 2 and rows[0]["price"] < rows[1]["price"]:
-            out.append({"values": {"category": c["name"]}, "data": {"slug": c["slug"], "name": rows[0]["name"]}})
+            out.append(
+                {"values": {"category": c["name"]}, "data": {"slug": c["slug"], "name": rows[0]["name"]}}
+            )
     return inst(105, pick(out, 12, 105))
 
 
 def _order_total_instances(db: SeedData) -> list[Instance]:
     rows = [o for o in _orders_of_me(db) if o["grand_total"] < 1000]
-    return inst(106, [{"values": {"increment_id": o["increment_id"]}, "data": {"total": o["grand_total"]}}
-                      for o in pick(rows, 12, 106)])
+    return inst(
+        106,
+        [
+            {"values": {"increment_id": o["increment_id"]}, "data": {"total": o["grand_total"]}}
+            for o in pick(rows, 12, 106)
+        ],
+    )
 
 
 def _order_items_instances(db: SeedData) -> list[Instance]:
     conn = _shop(db)
     rows = [o for o in _orders_of_me(db) if len(Q.order_items(conn, o["id"])) >= 2]
-    return inst(107, [{"values": {"increment_id": o["increment_id"]},
-                       "data": {"names": [i["name"] for i in Q.order_items(conn, o["id"])]}}
-                      for o in pick(rows, 4, 107)])
+    return inst(
+        107,
+        [
+            {
+                "values": {"increment_id": o["increment_id"]},
+                "data": {"names": [i["name"] for i in Q.order_items(conn, o["id"])]},
+            }
+            for o in pick(rows, 4, 107)
+        ],
+    )
 
 
 def _status_count_instances(db: SeedData) -> list[Instance]:
@@ -138,38 +160,101 @@ def _status_count_instances(db: SeedData) -> list[Instance]:
 
 
 INFO = [
-    Template(101, "shopping", "What is the price of {{product}}?", "info", ("string_match",),
-             _price_instances, lambda i: string_eval(include=[f"{i.data['price']:.2f}"]),
-             lambda i: [*open_product(i.values["product"]), Answer(f"${i.data['price']:.2f}")]),
-    Template(102, "shopping", "How many reviews does {{product}} have?", "info", ("string_match",),
-             _review_count_instances, lambda i: string_eval(exact=str(i.data["count"])),
-             lambda i: [*open_product(i.values["product"]), Answer(str(i.data["count"]))]),
-    Template(103, "shopping", "Which reviewers gave {{product}} a {{stars}}-star rating? List their names.", "info",
-             ("string_match",), _reviewers_instances, lambda i: string_eval(include=i.data["names"]),
-             lambda i: [*open_product(i.values["product"]), Answer(", ".join(i.data["names"]))]),
-    Template(104, "shopping", "How many products in the {{category}} category are priced from ${{lo}} to ${{hi}}?",
-             "info", ("string_match",), _range_count_instances, lambda i: string_eval(exact=str(i.data["count"])),
-             lambda i: [Go(_cat_path(i.data["slug"]), why=f"open the {i.values['category']} category"),
-                        Click(M("a", _price_label(i.values["lo"], i.values["hi"])), why="filter by the price range"),
-                        Answer(str(i.data["count"]))]),
-    Template(105, "shopping", "What is the cheapest product in the {{category}} category?", "info",
-             ("string_match",), _cheapest_instances, lambda i: string_eval(include=[i.data["name"]]),
-             lambda i: [Go(_cat_path(i.data["slug"]), why=f"open the {i.values['category']} category"),
-                        Choose(M("select", name="order"), "Price", why="sort by price"),
-                        Choose(M("select", name="dir"), "Ascending", why="cheapest first"),
-                        Click(M("button", "Apply"), why="apply the sort order"), Answer(i.data["name"])],
-             held_out=True),
-    Template(106, "shopping", "What was the grand total of my order #{{increment_id}}?", "info", ("string_match",),
-             _order_total_instances, lambda i: string_eval(include=[f"{i.data['total']:.2f}"]),
-             lambda i: [*_to_order(i.values["increment_id"]), Answer(f"${i.data['total']:.2f}")]),
-    Template(107, "shopping", "Which products did I buy in order #{{increment_id}}?", "info", ("string_match",),
-             _order_items_instances, lambda i: string_eval(fuzzy=i.data["names"]),
-             lambda i: [*_to_order(i.values["increment_id"]), Answer("; ".join(i.data["names"]))]),
-    Template(108, "shopping", "How many of the orders I placed in {{year}} have the status {{status}}?", "info",
-             ("string_match",), _status_count_instances, lambda i: string_eval(exact=str(i.data["count"])),
-             lambda i: [Go("/sales/order/history/", why="open my order history"),
-                        AllPages(M("a", "Next"), why="count the matching orders here, then open the next page"),
-                        Answer(str(i.data["count"]))]),
+    Template(
+        101,
+        "shopping",
+        "What is the price of {{product}}?",
+        "info",
+        ("string_match",),
+        _price_instances,
+        lambda i: string_eval(include=[f"{i.data['price']:.2f}"]),
+        lambda i: [*open_product(i.values["product"]), Answer(f"${i.data['price']:.2f}")],
+    ),
+    Template(
+        102,
+        "shopping",
+        "How many reviews does {{product}} have?",
+        "info",
+        ("string_match",),
+        _review_count_instances,
+        lambda i: string_eval(exact=str(i.data["count"])),
+        lambda i: [*open_product(i.values["product"]), Answer(str(i.data["count"]))],
+    ),
+    Template(
+        103,
+        "shopping",
+        "Which reviewers gave {{product}} a {{stars}}-star rating? List their names.",
+        "info",
+        ("string_match",),
+        _reviewers_instances,
+        lambda i: string_eval(include=i.data["names"]),
+        lambda i: [*open_product(i.values["product"]), Answer(", ".join(i.data["names"]))],
+    ),
+    Template(
+        104,
+        "shopping",
+        "How many products in the {{category}} category are priced from ${{lo}} to ${{hi}}?",
+        "info",
+        ("string_match",),
+        _range_count_instances,
+        lambda i: string_eval(exact=str(i.data["count"])),
+        lambda i: [
+            Go(_cat_path(i.data["slug"]), why=f"open the {i.values['category']} category"),
+            Click(M("a", _price_label(i.values["lo"], i.values["hi"])), why="filter by the price range"),
+            Answer(str(i.data["count"])),
+        ],
+    ),
+    Template(
+        105,
+        "shopping",
+        "What is the cheapest product in the {{category}} category?",
+        "info",
+        ("string_match",),
+        _cheapest_instances,
+        lambda i: string_eval(include=[i.data["name"]]),
+        lambda i: [
+            Go(_cat_path(i.data["slug"]), why=f"open the {i.values['category']} category"),
+            Choose(M("select", name="order"), "Price", why="sort by price"),
+            Choose(M("select", name="dir"), "Ascending", why="cheapest first"),
+            Click(M("button", "Apply"), why="apply the sort order"),
+            Answer(i.data["name"]),
+        ],
+        held_out=True,
+    ),
+    Template(
+        106,
+        "shopping",
+        "What was the grand total of my order #{{increment_id}}?",
+        "info",
+        ("string_match",),
+        _order_total_instances,
+        lambda i: string_eval(include=[f"{i.data['total']:.2f}"]),
+        lambda i: [*_to_order(i.values["increment_id"]), Answer(f"${i.data['total']:.2f}")],
+    ),
+    Template(
+        107,
+        "shopping",
+        "Which products did I buy in order #{{increment_id}}?",
+        "info",
+        ("string_match",),
+        _order_items_instances,
+        lambda i: string_eval(fuzzy=i.data["names"]),
+        lambda i: [*_to_order(i.values["increment_id"]), Answer("; ".join(i.data["names"]))],
+    ),
+    Template(
+        108,
+        "shopping",
+        "How many of the orders I placed in {{year}} have the status {{status}}?",
+        "info",
+        ("string_match",),
+        _status_count_instances,
+        lambda i: string_eval(exact=str(i.data["count"])),
+        lambda i: [
+            Go("/sales/order/history/", why="open my order history"),
+            AllPages(M("a", "Next"), why="count the matching orders here, then open the next page"),
+            Answer(str(i.data["count"])),
+        ],
+    ),
 ]
 
 

@@ -47,7 +47,7 @@ def parse_elements(text: str) -> list[El]:
                 if stack[k][0] == tag:
                     _, el, start = stack[k]
                     if el is not None:
-                        el.text = _clean(body[start:m.start()])
+                        el.text = _clean(body[start : m.start()])
                     del stack[k:]
                     break
             continue
@@ -164,8 +164,11 @@ class Fill(Step):
 
     def act(self, obs, ctx):
         el = need(obs, self.target)
-        return (R.Type(element_id=el.id, text=self.text, press_enter=self.enter),
-                self.why or f"type '{self.text}' into the {self.target.describe()}", True)
+        return (
+            R.Type(element_id=el.id, text=self.text, press_enter=self.enter),
+            self.why or f"type '{self.text}' into the {self.target.describe()}",
+            True,
+        )
 
 
 @dataclass
@@ -185,7 +188,9 @@ class Answer(Step):
     why: str = ""
 
     def act(self, obs, ctx):
-        reason = self.why or (f"the page shows the answer: {self.answer}" if self.answer else "the task is done")
+        reason = self.why or (
+            f"the page shows the answer: {self.answer}" if self.answer else "the task is done"
+        )
         return R.Stop(answer=self.answer), reason, True
 
 
@@ -206,7 +211,11 @@ class Until(Step):
             raise ExpertError(f"{self.target.describe()} not found after {self.limit} pages")
         self._clicks += 1
         el = need(obs, self.next)
-        return R.Click(element_id=el.id), self.why or f"{self.target.describe()} is not here: next page", False
+        return (
+            R.Click(element_id=el.id),
+            self.why or f"{self.target.describe()} is not here: next page",
+            False,
+        )
 
 
 @dataclass

@@ -7,9 +7,20 @@ from pathlib import Path
 import pytest
 
 from common.config import ConfigError, TrainConfig, load_config
-from common.records import (Click, Observation, Stop, Trajectory, TrajectoryGroup, Turn, Type, action_from_json,
-                            dump_jsonl, load_jsonl)
-from common.tasks import Task, fill_placeholders, load_tasks, main as tasks_main
+from common.records import (
+    Click,
+    Observation,
+    Stop,
+    Trajectory,
+    TrajectoryGroup,
+    Turn,
+    Type,
+    action_from_json,
+    dump_jsonl,
+    load_jsonl,
+)
+from common.tasks import Task, fill_placeholders, load_tasks
+from common.tasks import main as tasks_main
 
 LITE = Path(__file__).resolve().parents[3] / "shared" / "webarena" / "test_webarena_lite.raw.json"
 ROOT = Path(__file__).resolve().parents[2]
@@ -19,7 +30,7 @@ def test_all_165_lite_configs_load_and_reserialise_without_loss():
     raw = json.loads(LITE.read_text())
     tasks = load_tasks(LITE)
     assert len(tasks) == len(raw) == 165
-    for t, r in zip(tasks, raw):
+    for t, r in zip(tasks, raw, strict=True):
         assert t.to_config() == r, t.task_id
     # unknown fields are kept, not dropped
     assert tasks[0].model_extra["old_task_id"] == raw[0]["old_task_id"]
@@ -48,7 +59,9 @@ def test_validate_cli_names_task_and_field(tmp_path, capsys):
 
 
 def test_config_overrides_and_errors(tmp_path):
-    cfg = load_config(None, ["rl.group_size=8", "rollout.thinking=true", "environment.urls={shopping: http://x}"])
+    cfg = load_config(
+        None, ["rl.group_size=8", "rollout.thinking=true", "environment.urls={shopping: http://x}"]
+    )
     assert cfg.rl.group_size == 8 and cfg.rollout.thinking is True
     assert cfg.environment.urls == {"shopping": "http://x"}
     with pytest.raises(ConfigError, match=r"unknown key 'rl.group_sise' \(did you mean 'rl.group_size'\?\)"):
@@ -69,6 +82,7 @@ def test_every_config_field_is_described():
             assert f.description, f"{model.__name__}.{name} has no description"
             if isinstance(f.annotation, type) and hasattr(f.annotation, "model_fields"):
                 walk(f.annotation)
+
     walk(TrainConfig)
 
 
@@ -79,11 +93,20 @@ def test_presets_load():
 
 def test_records_round_trip(tmp_path):
     obs = Observation(text="[1] button 'Go'", url="http://x/", tabs=["x"], last_action_error="no such id")
-    turn = Turn(index=0, observation=obs, prompt_ids=[1, 2, 3], completion_ids=[4, 5], logprobs=[-0.1, -0.2],
-                action=Type(element_id="1", text="hi", press_enter=False), timings={"generate": 0.5})
+    turn = Turn(
+        index=0,
+        observation=obs,
+        prompt_ids=[1, 2, 3],
+        completion_ids=[4, 5],
+        logprobs=[-0.1, -0.2],
+        action=Type(element_id="1", text="hi", press_enter=False),
+        timings={"generate": 0.5},
+    )
     bad = Turn(index=1, observation=obs, completion_ids=[9], logprobs=[-1.0], parse_error="no action found")
     traj = Trajectory(task_id=7, sample_idx=2, turns=[turn, bad], answer="42", reward=1.0, termination="stop")
-    g = TrajectoryGroup(task_id=7, trajectories=[traj, traj.model_copy(update={"sample_idx": 3, "reward": None})])
+    g = TrajectoryGroup(
+        task_id=7, trajectories=[traj, traj.model_copy(update={"sample_idx": 3, "reward": None})]
+    )
     assert traj.id == "7#2" and turn.loss_mask == [0, 0, 0, 1, 1]
     assert TrajectoryGroup.model_validate_json(g.model_dump_json()) == g
     f = tmp_path / "t.jsonl"
@@ -103,6 +126,10 @@ def test_no_eval_or_exec_anywhere_in_the_project():
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("eval", "exec"):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in ("eval", "exec")
+            ):
                 offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert offenders == []

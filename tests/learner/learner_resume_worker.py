@@ -21,13 +21,24 @@ def demo() -> Trajectory:
     def turn(i: int, prompt: list[int], completion: list[int]) -> Turn:
         return Turn(index=i, observation=Observation(text="o"), prompt_ids=prompt, completion_ids=completion)
 
-    return Trajectory(task_id="resume", turns=[turn(0, list(range(20, 50)), [60, 61, 62]),
-                                               turn(1, list(range(20, 80)), [90, 91])])
+    return Trajectory(
+        task_id="resume",
+        turns=[turn(0, list(range(20, 50)), [60, 61, 62]), turn(1, list(range(20, 80)), [90, 91])],
+    )
 
 
 def config(out_dir: str) -> TrainConfig:
-    return load_config(None, [f"logging.output_dir={out_dir}", "learner.zero_stage=3", "learner.resume=auto",
-                              "learner.keep_checkpoints=2", "bc.lr=1e-3", "rl.kl_beta=0.0"])
+    return load_config(
+        None,
+        [
+            f"logging.output_dir={out_dir}",
+            "learner.zero_stage=3",
+            "learner.resume=auto",
+            "learner.keep_checkpoints=2",
+            "bc.lr=1e-3",
+            "rl.kl_beta=0.0",
+        ],
+    )
 
 
 def main() -> None:

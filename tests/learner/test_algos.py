@@ -76,7 +76,9 @@ def test_token_logprobs():
 
 def test_kl_k3():
     # logp = 0, ref = ln 0.5: exp(-0.693) + 0.693 - 1 = 0.193147
-    assert float(kl_k3(torch.tensor([0.0]), torch.tensor([math.log(0.5)]))) == pytest.approx(0.5 + math.log(2) - 1)
+    assert float(kl_k3(torch.tensor([0.0]), torch.tensor([math.log(0.5)]))) == pytest.approx(
+        0.5 + math.log(2) - 1
+    )
     assert float(kl_k3(torch.tensor([-1.3]), torch.tensor([-1.3]))) == 0.0
 
 
@@ -85,8 +87,14 @@ def test_kl_k3():
 
 def test_ratio_one_loss_is_minus_weighted_advantage():
     lp = torch.zeros(2, 2, requires_grad=True)
-    loss, st = policy_loss(lp, lp.detach(), torch.tensor([2.0, -1.0]), torch.ones(2, 2), 0.2,
-                           sample_weights=torch.tensor([0.5, 0.5]))
+    loss, st = policy_loss(
+        lp,
+        lp.detach(),
+        torch.tensor([2.0, -1.0]),
+        torch.ones(2, 2),
+        0.2,
+        sample_weights=torch.tensor([0.5, 0.5]),
+    )
     assert loss.item() == pytest.approx(0.5 * -2.0 + 0.5 * 1.0)
     assert st["clipped"] == 0 and st["tokens"] == 4
     loss.backward()
@@ -94,12 +102,15 @@ def test_ratio_one_loss_is_minus_weighted_advantage():
     assert lp.grad.flatten().tolist() == pytest.approx([-0.5, -0.5, 0.25, 0.25])
 
 
-@pytest.mark.parametrize("ratio, adv, expected_loss, clipped, grad", [
-    (1.5, 1.0, -1.2, 1, 0.0),    # min(1.5, 1.2) = 1.2: clipped, no gradient
-    (1.5, -1.0, 1.5, 0, 1.5),    # min(-1.5, -1.2) = -1.5: unclipped, d/dlogp of ratio = ratio
-    (0.5, 1.0, -0.5, 0, -0.5),   # min(0.5, 0.8) = 0.5: unclipped
-    (0.5, -1.0, 0.8, 1, 0.0),    # min(-0.5, -0.8) = -0.8: clipped
-])
+@pytest.mark.parametrize(
+    "ratio, adv, expected_loss, clipped, grad",
+    [
+        (1.5, 1.0, -1.2, 1, 0.0),  # min(1.5, 1.2) = 1.2: clipped, no gradient
+        (1.5, -1.0, 1.5, 0, 1.5),  # min(-1.5, -1.2) = -1.5: unclipped, d/dlogp of ratio = ratio
+        (0.5, 1.0, -0.5, 0, -0.5),  # min(0.5, 0.8) = 0.5: unclipped
+        (0.5, -1.0, 0.8, 1, 0.0),  # min(-0.5, -0.8) = -0.8: clipped
+    ],
+)
 def test_clipping_cases(ratio, adv, expected_loss, clipped, grad):
     lp = torch.tensor([[math.log(ratio)]], requires_grad=True)
     loss, st = policy_loss(lp, torch.zeros(1, 1), torch.tensor([adv]), torch.ones(1, 1), 0.2)
@@ -146,8 +157,10 @@ def test_micro_batches_sum_to_the_batch_loss():
     mask = (torch.rand(4, 5) > 0.3).float()
     adv, w = torch.randn(4), torch.tensor([0.1, 0.2, 0.3, 0.4])
     whole, _ = policy_loss(lp, old, adv, mask, 0.2, sample_weights=w)
-    parts = sum(float(policy_loss(lp[s], old[s], adv[s], mask[s], 0.2, sample_weights=w[s])[0])
-                for s in (slice(0, 1), slice(1, 4)))
+    parts = sum(
+        float(policy_loss(lp[s], old[s], adv[s], mask[s], 0.2, sample_weights=w[s])[0])
+        for s in (slice(0, 1), slice(1, 4))
+    )
     assert parts == pytest.approx(float(whole), rel=1e-6)
 
 
@@ -165,8 +178,13 @@ def test_sft_loss_is_nll_on_action_tokens():
 
 
 def _turn(i: int, prompt: list[int], completion: list[int]) -> Turn:
-    return Turn(index=i, observation=Observation(text="obs"), prompt_ids=prompt, completion_ids=completion,
-                logprobs=[-0.5] * len(completion))
+    return Turn(
+        index=i,
+        observation=Observation(text="obs"),
+        prompt_ids=prompt,
+        completion_ids=completion,
+        logprobs=[-0.5] * len(completion),
+    )
 
 
 def test_collate_left_pads_and_keeps_the_action_window():
@@ -199,11 +217,14 @@ def test_micro_batches_respect_the_token_budget():
 
 def test_rl_samples_weights_advantages_and_dropping():
     def traj(idx, reward, n_turns):
-        return Trajectory(task_id=1, sample_idx=idx, reward=reward,
-                          turns=[_turn(k, [1, 2], [3, 4]) for k in range(n_turns)])
+        return Trajectory(
+            task_id=1, sample_idx=idx, reward=reward, turns=[_turn(k, [1, 2], [3, 4]) for k in range(n_turns)]
+        )
 
-    groups = [TrajectoryGroup(task_id=1, trajectories=[traj(0, 1.0, 2), traj(1, 0.0, 1), traj(2, None, 1)]),
-              TrajectoryGroup(task_id=2, trajectories=[traj(0, 1.0, 1), traj(1, 1.0, 1)])]
+    groups = [
+        TrajectoryGroup(task_id=1, trajectories=[traj(0, 1.0, 2), traj(1, 0.0, 1), traj(2, None, 1)]),
+        TrajectoryGroup(task_id=2, trajectories=[traj(0, 1.0, 1), traj(1, 1.0, 1)]),
+    ]
     kept, stats, skipped = rl_samples(groups, max_len=100, eps=0.0, keep_zero_advantage=True)
     # group 1: baseline over [1, 0] -> +-0.7071; group 2 all equal -> 0; None -> no rows
     assert [s.advantage for s in kept] == pytest.approx([0.70710678, 0.70710678, -0.70710678, 0.0, 0.0])
@@ -211,7 +232,9 @@ def test_rl_samples_weights_advantages_and_dropping():
     assert stats.zero_variance_groups == 1 and stats.unscorable == 1
     dropped, _, skipped = rl_samples(groups, max_len=100, eps=0.0, keep_zero_advantage=False)
     assert len(dropped) == 3 and skipped["zero_advantage"] == 2
-    assert [s.weight for s in dropped] == pytest.approx([1 / 8, 1 / 8, 1 / 4])  # weights unchanged by dropping
+    assert [s.weight for s in dropped] == pytest.approx(
+        [1 / 8, 1 / 8, 1 / 4]
+    )  # weights unchanged by dropping
 
 
 def test_rows_are_token_exact_and_failures_are_errors():
@@ -221,6 +244,8 @@ def test_rows_are_token_exact_and_failures_are_errors():
     assert skipped["too_long"] == 1
     with pytest.raises(ValueError, match="prompt_ids"):
         demo_samples([Trajectory(task_id=3, turns=[_turn(0, [], [1])])], max_len=10)
-    bad = TrajectoryGroup(task_id=4, trajectories=[Trajectory(task_id=4, failure="browser crashed", reward=0.0)])
+    bad = TrajectoryGroup(
+        task_id=4, trajectories=[Trajectory(task_id=4, failure="browser crashed", reward=0.0)]
+    )
     with pytest.raises(ValueError, match="infrastructure failure"):
         rl_samples([bad], max_len=10, eps=1e-6, keep_zero_advantage=False)

@@ -66,8 +66,14 @@ def test_resume_after_sigkill_while_writing_continues_at_the_same_iteration(tiny
     import learner_resume_worker as worker
 
     env = {**os.environ, "PYTHONPATH": str(REPO), "DS_ACCELERATOR": "cpu"}
-    proc = subprocess.run([sys.executable, str(Path(worker.__file__)), tiny_model_dir, str(tmp_path), "4"],
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=500)
+    proc = subprocess.run(
+        [sys.executable, str(Path(worker.__file__)), tiny_model_dir, str(tmp_path), "4"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=500,
+    )
     events = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
     assert proc.returncode == -9, proc.stderr[-3000:]  # it died by SIGKILL, mid-write of checkpoint 4
     losses = {e["iteration"]: e["loss"] for e in events if "loss" in e}

@@ -15,8 +15,13 @@ pytestmark = pytest.mark.timeout(600)
 
 
 def _turn(i: int, prompt: list[int], completion: list[int]) -> Turn:
-    return Turn(index=i, observation=Observation(text="obs"), prompt_ids=prompt, completion_ids=completion,
-                logprobs=[-1.0] * len(completion))
+    return Turn(
+        index=i,
+        observation=Observation(text="obs"),
+        prompt_ids=prompt,
+        completion_ids=completion,
+        logprobs=[-1.0] * len(completion),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -24,9 +29,19 @@ def learner(tiny_model_dir, tmp_path_factory):
     from learner.actor import LearnerActor
 
     out = tmp_path_factory.mktemp("learner_run")
-    cfg = load_config(None, [f"logging.output_dir={out}", "learner.zero_stage=2", "learner.resume=never",
-                             "bc.lr=1e-3", "rl.lr=1e-3", "rl.kl_beta=0.001", "learner.max_grad_norm=1.0",
-                             "learner.micro_batch_tokens=64"])
+    cfg = load_config(
+        None,
+        [
+            f"logging.output_dir={out}",
+            "learner.zero_stage=2",
+            "learner.resume=never",
+            "bc.lr=1e-3",
+            "rl.lr=1e-3",
+            "rl.kl_beta=0.001",
+            "learner.max_grad_norm=1.0",
+            "learner.micro_batch_tokens=64",
+        ],
+    )
     actor = LearnerActor(cfg, model_path=tiny_model_dir)
     yield actor
     del actor
@@ -46,8 +61,11 @@ def test_padding_and_micro_batching_do_not_change_logprobs(learner):
 
 
 def test_bc_step_lowers_the_loss_on_its_batch_and_changes_parameters(learner):
-    demo = Trajectory(task_id="demo", source="expert", turns=[
-        _turn(0, list(range(10, 40)), [50, 51, 52]), _turn(1, list(range(10, 70)), [70, 71])])
+    demo = Trajectory(
+        task_id="demo",
+        source="expert",
+        turns=[_turn(0, list(range(10, 40)), [50, 51, 52]), _turn(1, list(range(10, 70)), [70, 71])],
+    )
     before = learner.log_probs(demo.turns)
     # the loss is the mean NLL over exactly the 5 action tokens: prompts are never trained
     nll_before = -sum(sum(x) for x in before) / 5
@@ -65,10 +83,14 @@ def test_bc_step_lowers_the_loss_on_its_batch_and_changes_parameters(learner):
 def test_rl_step_raises_positive_and_lowers_negative_actions(learner):
     prompt = list(range(500, 530))
     good, bad = _turn(0, prompt, [600, 601, 602]), _turn(0, prompt, [700, 701])
-    group = TrajectoryGroup(task_id=9, trajectories=[
-        Trajectory(task_id=9, sample_idx=0, turns=[good], reward=1.0),
-        Trajectory(task_id=9, sample_idx=1, turns=[bad], reward=0.0),
-        Trajectory(task_id=9, sample_idx=2, turns=[_turn(0, prompt, [800])], reward=None)])
+    group = TrajectoryGroup(
+        task_id=9,
+        trajectories=[
+            Trajectory(task_id=9, sample_idx=0, turns=[good], reward=1.0),
+            Trajectory(task_id=9, sample_idx=1, turns=[bad], reward=0.0),
+            Trajectory(task_id=9, sample_idx=2, turns=[_turn(0, prompt, [800])], reward=None),
+        ],
+    )
     before = learner.log_probs([good, bad])
     m = learner.rl_step([group])
     after = learner.log_probs([good, bad])
@@ -84,9 +106,13 @@ def test_rl_step_raises_positive_and_lowers_negative_actions(learner):
 
 def test_all_equal_group_gives_no_gradient(learner):
     prompt = list(range(900, 920))
-    group = TrajectoryGroup(task_id=5, trajectories=[
-        Trajectory(task_id=5, sample_idx=i, turns=[_turn(0, prompt, [1000 + i, 1001])], reward=1.0)
-        for i in range(3)])
+    group = TrajectoryGroup(
+        task_id=5,
+        trajectories=[
+            Trajectory(task_id=5, sample_idx=i, turns=[_turn(0, prompt, [1000 + i, 1001])], reward=1.0)
+            for i in range(3)
+        ],
+    )
     params = _snapshot(learner)
     steps = learner.state["optimizer_steps"]
     learner.cfg.rl.kl_beta = 0.0  # the KL term would (rightly) still pull toward the reference
@@ -125,9 +151,13 @@ def test_train_bc_takes_tokenized_turns_and_counts_steps(learner):
 
 def test_several_updates_per_batch_use_recomputed_old_logprobs(learner):
     prompt = list(range(1200, 1230))
-    group = TrajectoryGroup(task_id=11, trajectories=[
-        Trajectory(task_id=11, sample_idx=0, turns=[_turn(0, prompt, [1300, 1301])], reward=1.0),
-        Trajectory(task_id=11, sample_idx=1, turns=[_turn(0, prompt, [1400, 1401])], reward=0.0)])
+    group = TrajectoryGroup(
+        task_id=11,
+        trajectories=[
+            Trajectory(task_id=11, sample_idx=0, turns=[_turn(0, prompt, [1300, 1301])], reward=1.0),
+            Trajectory(task_id=11, sample_idx=1, turns=[_turn(0, prompt, [1400, 1401])], reward=0.0),
+        ],
+    )
     steps = learner.state["optimizer_steps"]
     learner.cfg.rl.updates_per_batch = 3
     try:

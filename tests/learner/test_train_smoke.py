@@ -15,16 +15,28 @@ pytestmark = pytest.mark.slow
 
 def tiny_overrides(model_dir: str, out: str) -> list[str]:
     return [
-        f"model.path={model_dir}", "model.max_context=4096",
+        f"model.path={model_dir}",
+        "model.max_context=4096",
         "phases=[eval, bc, rl, eval]",
-        "inference.max_new_tokens=12", "inference.cpu_kvcache_gb=1",
-        "rollout.max_turns=2", "rollout.num_browsers=2", "rollout.obs_max_tokens=1500",
+        "inference.max_new_tokens=12",
+        "inference.cpu_kvcache_gb=1",
+        "rollout.max_turns=2",
+        "rollout.num_browsers=2",
+        "rollout.obs_max_tokens=1500",
         "rollout.max_inflight_groups=2",
-        "bc.max_demos=2", "bc.epochs=2", "bc.lr=1e-3",
-        "rl.iterations=2", "rl.tasks_per_iteration=1", "rl.group_size=2", "rl.lr=1e-4",
-        "learner.zero_stage=2", "learner.micro_batch_tokens=2048",
-        "environment.base_port=0", "eval.max_tasks=2",
-        f"logging.output_dir={out}", "logging.progress=false",
+        "bc.max_demos=2",
+        "bc.epochs=2",
+        "bc.lr=1e-3",
+        "rl.iterations=2",
+        "rl.tasks_per_iteration=1",
+        "rl.group_size=2",
+        "rl.lr=1e-4",
+        "learner.zero_stage=2",
+        "learner.micro_batch_tokens=2048",
+        "environment.base_port=0",
+        "eval.max_tasks=2",
+        f"logging.output_dir={out}",
+        "logging.progress=false",
     ]
 
 
@@ -55,7 +67,9 @@ def test_training_loop_end_to_end(ray_session, tiny_model_dir, tmp_path):
     last = [t for t in rollouts if t.turns][-1].turns[-1].weight_version
     assert last > first, versions
     # token exactness survives the trip: stored prompt ids start with the same system-prompt ids
-    assert all(t.turns[0].prompt_ids[:20] == rollouts[0].turns[0].prompt_ids[:20] for t in rollouts if t.turns)
+    assert all(
+        t.turns[0].prompt_ids[:20] == rollouts[0].turns[0].prompt_ids[:20] for t in rollouts if t.turns
+    )
     assert set(evals) == {"before_bc", "after_rl"}
     for name in ("report.md", "curve.png", "viewer.html", "eval_before_bc.jsonl", "eval_after_rl.jsonl"):
         assert (out / name).exists(), name

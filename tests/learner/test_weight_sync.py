@@ -23,12 +23,20 @@ from learner.weight_sync import (
 )
 
 REPO = Path(__file__).resolve().parents[2]
-PROMPTS = [[1, 1540, 22, 9000, 17, 4], [1, 300, 301, 302], [7] + list(range(2000, 2150))]  # last: > 1 KV block
+PROMPTS = [
+    [1, 1540, 22, 9000, 17, 4],
+    [1, 300, 301, 302],
+    [7] + list(range(2000, 2150)),
+]  # last: > 1 KV block
 
 
 # ---- fast checks, no engine ----------------------------------------------------------------------------------
 def test_object_store_payload_round_trips_every_dtype():
-    named = {"a": torch.randn(3, 4), "b": torch.randn(5).to(torch.bfloat16), "c": torch.arange(6).reshape(2, 3)}
+    named = {
+        "a": torch.randn(3, 4),
+        "b": torch.randn(5).to(torch.bfloat16),
+        "c": torch.arange(6).reshape(2, 3),
+    }
     back = dict(unpack_payload(pack_for_object_store(named)))
     assert list(back) == ["a", "b", "c"]
     for k, t in named.items():
@@ -88,7 +96,8 @@ def rig(tmp_path_factory):
         pythonpath = os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])
         ray.init(num_cpus=2, include_dashboard=False, runtime_env={"env_vars": {"PYTHONPATH": pythonpath}})
     engine = ray.remote(num_cpus=1)(InferenceActor).remote(
-        path, InferenceConfig(cpu_kvcache_gb=1), max_model_len=512, name="engine-ws")
+        path, InferenceConfig(cpu_kvcache_gb=1), max_model_len=512, name="engine-ws"
+    )
     ray.get(engine.start.remote(), timeout=900)
     learner = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).eval()
     yield engine, learner

@@ -61,8 +61,10 @@ def make_app():
 
     @app.get("/sales/order/view/order_id/7/")
     def order():
-        return ('<html><body><div class="order-details-items ordered"><table><tr><td>Candles</td>'
-                "<td>B0738JQG6Q</td></tr></table></div></body></html>")
+        return (
+            '<html><body><div class="order-details-items ordered"><table><tr><td>Candles</td>'
+            "<td>B0738JQG6Q</td></tr></table></div></body></html>"
+        )
 
     @app.get("/__api__/reviews/latest")
     def review():

@@ -24,8 +24,15 @@ def sites():
 
 
 def _task(targets):
-    return Task.model_validate({"sites": ["shopping"], "task_id": 5, "start_url": "__SHOPPING__", "intent": "x",
-                                "eval": {"eval_types": ["program_html"], "program_html": targets}})
+    return Task.model_validate(
+        {
+            "sites": ["shopping"],
+            "task_id": 5,
+            "start_url": "__SHOPPING__",
+            "intent": "x",
+            "eval": {"eval_types": ["program_html"], "program_html": targets},
+        }
+    )
 
 
 def _cookie_header(state: dict, token: str) -> dict[str, str]:
@@ -50,17 +57,23 @@ def test_latest_order_and_review_helpers_on_bundled_sites(sites):
     review = httpx.get(f"{sites.urls['shopping_admin']}/__api__/reviews/latest", params={"sku": skus[0]})
     author = review.json()["author"] if review.status_code == 200 else ""
 
-    order = {"url": "func:shopping_get_latest_order_url()",
-             "locator": 'document.querySelector(".order-details-items.ordered").outerText'}
+    order = {
+        "url": "func:shopping_get_latest_order_url()",
+        "locator": 'document.querySelector(".order-details-items.ordered").outerText',
+    }
     with RewardActor(env_urls=sites.urls, helpers="bundled") as actor:
         final = FinalState(storage_state=state, sandbox=token)
         good = actor.score(_task([{**order, "required_contents": {"must_include": [skus[0]]}}]), final)
         assert good.score == 1.0, good.checks
         bad = actor.score(_task([{**order, "required_contents": {"must_include": ["NOT-A-SKU-123"]}}]), final)
         assert bad.score == 0.0
-        logged_out = actor.score(_task([{**order, "required_contents": {"must_include": [skus[0]]}}]),
-                                 FinalState(sandbox=token))
+        logged_out = actor.score(
+            _task([{**order, "required_contents": {"must_include": [skus[0]]}}]), FinalState(sandbox=token)
+        )
         assert logged_out.score == 0.0  # no login: the helper finds no order
-        rev = {"url": "__SHOPPING__/", "locator": f"func:shopping_get_sku_latest_review_author('{skus[0]}')",
-               "required_contents": {"exact_match": author}}
+        rev = {
+            "url": "__SHOPPING__/",
+            "locator": f"func:shopping_get_sku_latest_review_author('{skus[0]}')",
+            "required_contents": {"exact_match": author},
+        }
         assert actor.score(_task([rev]), final).score == 1.0

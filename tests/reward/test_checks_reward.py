@@ -13,10 +13,15 @@ from reward.plan import build_plan
 
 
 def _task(reference_answers: dict, *, eval_types=("string_match",), **eval_extra) -> Task:
-    return Task.model_validate({
-        "sites": ["shopping"], "task_id": 1, "start_url": "__SHOPPING__", "intent": "How many?",
-        "eval": {"eval_types": list(eval_types), "reference_answers": reference_answers, **eval_extra},
-    })
+    return Task.model_validate(
+        {
+            "sites": ["shopping"],
+            "task_id": 1,
+            "start_url": "__SHOPPING__",
+            "intent": "How many?",
+            "eval": {"eval_types": list(eval_types), "reference_answers": reference_answers, **eval_extra},
+        }
+    )
 
 
 def _string_score(reference_answers: dict, answer: str, string_note: str = "") -> float | None:
@@ -25,10 +30,19 @@ def _string_score(reference_answers: dict, answer: str, string_note: str = "") -
     return combine(checks)
 
 
-@pytest.mark.parametrize("raw,clean", [
-    ('  "Yes" ', "yes"), ("'N/A'", "n/a"), ("\"'x'\"", "'x'"), ("'a\"", "'a\""), ("'", ""), ('"', ""),
-    ("MiXeD", "mixed"), ("", ""),
-])
+@pytest.mark.parametrize(
+    "raw,clean",
+    [
+        ('  "Yes" ', "yes"),
+        ("'N/A'", "n/a"),
+        ("\"'x'\"", "'x'"),
+        ("'a\"", "'a\""),
+        ("'", ""),
+        ('"', ""),
+        ("MiXeD", "mixed"),
+        ("", ""),
+    ],
+)
 def test_clean_answer_strips_one_pair_of_quotes_and_lowercases(raw, clean):
     assert C.clean_answer(raw) == clean
 
@@ -41,10 +55,22 @@ def test_exact_match_cleans_both_sides_and_the_answer_twice():
     assert _string_score({"exact_match": "Canceled"}, "canceled") == 1.0
 
 
-@pytest.mark.parametrize("answer,expected", [
-    ("0", 1.0), ("10", 0.0), ("There are 0 orders.", 1.0), ("2010", 0.0), ("0.5", 0.0), ("(0)", 1.0),
-    ("The count is 0.", 1.0), ("answer: 0", 1.0), ("0,1", 0.0), ('"0"', 1.0), ("zero", 0.0),
-])
+@pytest.mark.parametrize(
+    "answer,expected",
+    [
+        ("0", 1.0),
+        ("10", 0.0),
+        ("There are 0 orders.", 1.0),
+        ("2010", 0.0),
+        ("0.5", 0.0),
+        ("(0)", 1.0),
+        ("The count is 0.", 1.0),
+        ("answer: 0", 1.0),
+        ("0,1", 0.0),
+        ('"0"', 1.0),
+        ("zero", 0.0),
+    ],
+)
 def test_single_character_reference_is_matched_as_a_word(answer, expected):
     assert _string_score({"must_include": ["0"]}, answer) == expected
 
@@ -78,7 +104,9 @@ def test_fuzzy_without_judge_is_unscorable_but_an_empty_answer_is_decided():
     assert _string_score({"fuzzy_match": ["May 23 2023"]}, "") == 0.0
     # A deterministic 0 decides the product even next to an unscorable check.
     assert _string_score({"must_include": ["Acadia"], "fuzzy_match": ["10h 33min"]}, "Zion, 10 hours") == 0.0
-    assert _string_score({"must_include": ["Acadia"], "fuzzy_match": ["10h 33min"]}, "Acadia, 10 hours") is None
+    assert (
+        _string_score({"must_include": ["Acadia"], "fuzzy_match": ["10h 33min"]}, "Acadia, 10 hours") is None
+    )
 
 
 def test_na_fuzzy_match_accepts_exact_na_and_otherwise_needs_the_ua_judge():
@@ -92,7 +120,9 @@ def test_url_gold_in_pred_trailing_slash_query_order_and_or():
     assert C.url_match("http://h:7770/catalogsearch/result/index/?q=switch+accessories&p=2", ref).score == 1.0
     assert C.url_match("http://h:7770/catalogsearch/result/?q=switch", ref).score == 0.0
     ref2 = "http://h/shoes.html?product_list_order=price&product_list_dir=desc"
-    assert C.url_match("http://h/shoes.html?product_list_dir=desc&product_list_order=price", ref2).score == 1.0
+    assert (
+        C.url_match("http://h/shoes.html?product_list_dir=desc&product_list_order=price", ref2).score == 1.0
+    )
     assert C.url_match("http://h/shoes.html?product_list_dir=asc&product_list_order=price", ref2).score == 0.0
     assert C.url_match("http://h/f/nyc/", "http://h/f/nyc").score == 1.0
     assert C.url_match("http://h/f/nyc", "http://h/f/nyc/").score == 1.0

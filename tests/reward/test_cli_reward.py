@@ -11,31 +11,68 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _cfg(eval_spec: dict, task_id: int = 1) -> dict:
-    return {"sites": ["shopping"], "task_id": task_id, "start_url": "__SHOPPING__", "intent": "q", "eval": eval_spec}
+    return {
+        "sites": ["shopping"],
+        "task_id": task_id,
+        "start_url": "__SHOPPING__",
+        "intent": "q",
+        "eval": eval_spec,
+    }
 
 
 def _cases(site: str) -> list[str]:
-    html = {"eval_types": ["program_html"], "program_html": [
-        {"url": "__SHOPPING__/plain", "locator": 'document.querySelector("#status").outerText',
-         "required_contents": {"exact_match": "Canceled"}}]}
+    html = {
+        "eval_types": ["program_html"],
+        "program_html": [
+            {
+                "url": "__SHOPPING__/plain",
+                "locator": 'document.querySelector("#status").outerText',
+                "required_contents": {"exact_match": "Canceled"},
+            }
+        ],
+    }
     return [
-        json.dumps({"config": _cfg({"eval_types": ["string_match"], "reference_answers": {"must_include": ["0"]}}),
-                    "answer": "There are 0 orders", "final_url": ""}),
+        json.dumps(
+            {
+                "config": _cfg(
+                    {"eval_types": ["string_match"], "reference_answers": {"must_include": ["0"]}}
+                ),
+                "answer": "There are 0 orders",
+                "final_url": "",
+            }
+        ),
         "{not json",
         json.dumps({"config": _cfg(html, 2), "answer": "", "final_url": f"{site}/x"}),
-        json.dumps({"config": _cfg({"eval_types": ["url_match"], "reference_url": "__SHOPPING__/plain/"}, 3),
-                    "answer": "", "final_url": f"{site}/plain?x=1"}),
+        json.dumps(
+            {
+                "config": _cfg({"eval_types": ["url_match"], "reference_url": "__SHOPPING__/plain/"}, 3),
+                "answer": "",
+                "final_url": f"{site}/plain?x=1",
+            }
+        ),
         json.dumps({"config": {"task_id": 9}, "answer": "x"}),
-        json.dumps({"config": _cfg({"eval_types": ["string_match"], "reference_answers": {"must_include": ["0"]}}),
-                    "answer": "10 orders", "final_url": ""}),
+        json.dumps(
+            {
+                "config": _cfg(
+                    {"eval_types": ["string_match"], "reference_answers": {"must_include": ["0"]}}
+                ),
+                "answer": "10 orders",
+                "final_url": "",
+            }
+        ),
     ]
 
 
 def _run(tmp_path: Path, lines: list[str], *extra: str) -> list[dict]:
     batch = tmp_path / "cases.jsonl"
     batch.write_text("\n".join(lines) + "\n")
-    proc = subprocess.run([sys.executable, "-m", "reward", "score", "--batch", str(batch), *extra],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "reward", "score", "--batch", str(batch), *extra],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     return [json.loads(line) for line in proc.stdout.splitlines()]
 

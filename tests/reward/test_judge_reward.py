@@ -36,8 +36,11 @@ class ChatServer:
                 reply = "I cannot tell."
             else:
                 reply = "correct" if "may 23" in user.lower() and "23 may" in user.lower() else "incorrect"
-            return jsonify(choices=[{"index": 0, "message": {"role": "assistant", "content": reply},
-                                     "finish_reason": "stop"}])
+            return jsonify(
+                choices=[
+                    {"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}
+                ]
+            )
 
         self.server = make_server("127.0.0.1", 0, app, threaded=True)
         self.url = f"http://127.0.0.1:{self.server.server_port}/v1"
@@ -52,10 +55,19 @@ def chat():
 
 
 def _task(reference_answers, string_note=""):
-    return Task.model_validate({
-        "sites": ["shopping"], "task_id": 3, "start_url": "__SHOPPING__", "intent": "When was it?",
-        "eval": {"eval_types": ["string_match"], "reference_answers": reference_answers, "string_note": string_note},
-    })
+    return Task.model_validate(
+        {
+            "sites": ["shopping"],
+            "task_id": 3,
+            "start_url": "__SHOPPING__",
+            "intent": "When was it?",
+            "eval": {
+                "eval_types": ["string_match"],
+                "reference_answers": reference_answers,
+                "string_note": string_note,
+            },
+        }
+    )
 
 
 def test_verdict_parsing_follows_webarena():
@@ -71,7 +83,10 @@ def test_fuzzy_and_ua_through_the_reward_actor(chat, tmp_path):
 
     judge = OpenAIJudge(chat.url, "judge-model", cache_path=tmp_path / "verdicts.json")
     with RewardActor(judge=judge) as actor:
-        assert actor.score(_task({"fuzzy_match": ["May 23 2023"]}), FinalState(answer="23 May 2023")).score == 1.0
+        assert (
+            actor.score(_task({"fuzzy_match": ["May 23 2023"]}), FinalState(answer="23 May 2023")).score
+            == 1.0
+        )
         assert actor.score(_task({"fuzzy_match": ["May 23 2023"]}), FinalState(answer="June 1")).score == 0.0
         na = _task({"fuzzy_match": "N/A"}, string_note="there is no such feature")
         assert actor.score(na, FinalState(answer="N/A")).score == 1.0  # exact N/A: no judge call

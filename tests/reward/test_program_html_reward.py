@@ -9,10 +9,15 @@ from common.tasks import Task
 
 
 def _task(targets: list[dict], eval_types=("program_html",), **extra) -> Task:
-    return Task.model_validate({
-        "sites": ["shopping"], "task_id": 42, "start_url": "__SHOPPING__", "intent": "check the page",
-        "eval": {"eval_types": list(eval_types), "program_html": targets, **extra},
-    })
+    return Task.model_validate(
+        {
+            "sites": ["shopping"],
+            "task_id": 42,
+            "start_url": "__SHOPPING__",
+            "intent": "check the page",
+            "eval": {"eval_types": list(eval_types), "program_html": targets, **extra},
+        }
+    )
 
 
 def _t(url: str, locator: str, contents: dict, **kw) -> dict:
@@ -44,28 +49,45 @@ def test_js_locators_exact_match_and_values(reward_actor, fixture_site):
 
 def test_spread_locator_result_is_read_as_python_text(reward_actor):
     # WebArena str()s the evaluated value: an array becomes a Python list repr, which must_include searches.
-    loc = ("[...document.querySelector('.submission__inner').querySelectorAll('[href],[src]')]"
-           ".map(e => e.getAttribute('href'))")
+    loc = (
+        "[...document.querySelector('.submission__inner').querySelectorAll('[href],[src]')]"
+        ".map(e => e.getAttribute('href'))"
+    )
     r = _score(reward_actor, [_t("__REDDIT__/f/books/123/", loc, {"must_include": ["['/img/abc.jpg']"]})])
     assert r.score == 1.0, r.checks
 
 
 def test_url_last_checks_the_final_page_and_a_missing_element_scores_zero(reward_actor, fixture_site):
-    ok = _score(reward_actor, [_t("last", 'document.querySelector("#status").outerText', {"exact_match": "Canceled"})],
-                final_url=f"{fixture_site}/plain")
+    ok = _score(
+        reward_actor,
+        [_t("last", 'document.querySelector("#status").outerText', {"exact_match": "Canceled"})],
+        final_url=f"{fixture_site}/plain",
+    )
     assert ok.score == 1.0
-    bad = _score(reward_actor, [
-        _t("last", 'document.querySelector("#nope").outerText', {"exact_match": "Canceled"}),
-        _t("__SHOPPING__/plain", "", {"must_include": ["Canceled"]}),
-    ], final_url=f"{fixture_site}/plain")
+    bad = _score(
+        reward_actor,
+        [
+            _t("last", 'document.querySelector("#nope").outerText', {"exact_match": "Canceled"}),
+            _t("__SHOPPING__/plain", "", {"must_include": ["Canceled"]}),
+        ],
+        final_url=f"{fixture_site}/plain",
+    )
     assert bad.score == 0.0
-    assert [c.type for c in bad.checks] == ["program_html.locator"]  # the throw ends the step, as in WebArena-Lite
+    assert [c.type for c in bad.checks] == [
+        "program_html.locator"
+    ]  # the throw ends the step, as in WebArena-Lite
 
 
 def test_prep_actions_run_before_the_locator(reward_actor):
     loc = "document.querySelector('[title=\"What\\'s on your mind?\"]').value"
-    targets = [_t("__SHOPPING__/form", loc, {"must_include": ["refund"]},
-                  prep_actions=["document.querySelector('textarea').value = 'I want a refund'"])]
+    targets = [
+        _t(
+            "__SHOPPING__/form",
+            loc,
+            {"must_include": ["refund"]},
+            prep_actions=["document.querySelector('textarea').value = 'I want a refund'"],
+        )
+    ]
     assert _score(reward_actor, targets).score == 1.0
     failing_prep = [_t("__SHOPPING__/form", loc, {"exact_match": ""}, prep_actions=["nope.nope()", "x = 1"])]
     assert _score(reward_actor, failing_prep).score == 1.0  # a failing prep action is ignored
@@ -79,29 +101,64 @@ def test_must_exclude(reward_actor):
 
 
 def test_func_url_from_last_url_and_gitlab_role_locator(reward_actor, fixture_site):
-    post = [_t("func:reddit_get_post_url('__last_url__')", "document.querySelector('.submission__inner').outerText",
-               {"must_include": ["big little lies", "can't stop it"]})]
+    post = [
+        _t(
+            "func:reddit_get_post_url('__last_url__')",
+            "document.querySelector('.submission__inner').outerText",
+            {"must_include": ["big little lies", "can't stop it"]},
+        )
+    ]
     r = _score(reward_actor, post, final_url=f"{fixture_site}/f/books/123/big-little-lies/comment/9")
     assert r.score == 1.0, r.checks
-    roles = [_t("__GITLAB__/members", "func:gitlab_get_project_memeber_role(__page__, 'vinta')", {"must_include": ["Guest"]}),
-             _t("last", "func:gitlab_get_project_memeber_role(__page__, 'lahwaacz')", {"exact_match": "Maintainer"}),
-             _t("last", "func:gitlab_get_project_memeber_role(__page__, 'nobody')", {"exact_match": ""})]
+    roles = [
+        _t(
+            "__GITLAB__/members",
+            "func:gitlab_get_project_memeber_role(__page__, 'vinta')",
+            {"must_include": ["Guest"]},
+        ),
+        _t(
+            "last",
+            "func:gitlab_get_project_memeber_role(__page__, 'lahwaacz')",
+            {"exact_match": "Maintainer"},
+        ),
+        _t("last", "func:gitlab_get_project_memeber_role(__page__, 'nobody')", {"exact_match": ""}),
+    ]
     assert _score(reward_actor, roles).score == 1.0
 
 
 def test_bundled_helpers_read_the_episode_sandbox(reward_actor, fixture_site):
-    targets = [_t("func:shopping_get_latest_order_url()", 'document.querySelector(".order-details-items.ordered").outerText',
-                  {"must_include": ["B0738JQG6Q"]})]
+    targets = [
+        _t(
+            "func:shopping_get_latest_order_url()",
+            'document.querySelector(".order-details-items.ordered").outerText',
+            {"must_include": ["B0738JQG6Q"]},
+        )
+    ]
     assert _score(reward_actor, targets, sandbox="sb-1").score == 1.0
     none = _score(reward_actor, targets, sandbox="sb-2")  # this sandbox placed no order
     assert none.score == 0.0 and "found nothing" in none.checks[-1].why
 
 
 def test_storage_state_and_sandbox_cookie_reach_the_page(reward_actor, fixture_site):
-    state = {"cookies": [{"name": "shopping_session", "value": "s3cr3t", "domain": "127.0.0.1", "path": "/",
-                          "expires": -1, "httpOnly": False, "secure": False, "sameSite": "Lax"}], "origins": []}
-    targets = [_t("__SHOPPING__/cookies", 'document.querySelector("#sb").outerText', {"exact_match": "tok-9"}),
-               _t("last", 'document.querySelector("#sess").outerText', {"exact_match": "s3cr3t"})]
+    state = {
+        "cookies": [
+            {
+                "name": "shopping_session",
+                "value": "s3cr3t",
+                "domain": "127.0.0.1",
+                "path": "/",
+                "expires": -1,
+                "httpOnly": False,
+                "secure": False,
+                "sameSite": "Lax",
+            }
+        ],
+        "origins": [],
+    }
+    targets = [
+        _t("__SHOPPING__/cookies", 'document.querySelector("#sb").outerText', {"exact_match": "tok-9"}),
+        _t("last", 'document.querySelector("#sess").outerText', {"exact_match": "s3cr3t"}),
+    ]
     assert _score(reward_actor, targets, sandbox="tok-9", storage_state=state).score == 1.0
     assert _score(reward_actor, targets).score == 0.0  # a fresh context without them sees neither
 
@@ -113,8 +170,11 @@ def test_unreachable_site_is_unscorable_not_zero(reward_actor):
 
 
 def test_url_match_after_program_html_sees_the_page_it_left(reward_actor, fixture_site):
-    task = _task([_t("__SHOPPING__/plain", "", {"must_include": ["Canceled"]})],
-                 eval_types=("program_html", "url_match"), reference_url="__SHOPPING__/plain")
+    task = _task(
+        [_t("__SHOPPING__/plain", "", {"must_include": ["Canceled"]})],
+        eval_types=("program_html", "url_match"),
+        reference_url="__SHOPPING__/plain",
+    )
     r = reward_actor.score(task, FinalState(url=f"{fixture_site}/elsewhere"))
     assert r.score == 1.0, r.checks
 
@@ -123,8 +183,12 @@ def test_many_episodes_scored_concurrently_in_order(reward_actor, fixture_site):
     items = []
     for i in range(6):
         sb = "sb-1" if i % 2 == 0 else "sb-x"
-        items.append((_task([_t("func:shopping_get_latest_order_url()", "", {"must_include": ["B0738JQG6Q"]})]),
-                      FinalState(url="", sandbox=sb)))
+        items.append(
+            (
+                _task([_t("func:shopping_get_latest_order_url()", "", {"must_include": ["B0738JQG6Q"]})]),
+                FinalState(url="", sandbox=sb),
+            )
+        )
     rewards = reward_actor.score_many(items)
     assert [r.score for r in rewards] == [1.0, 0.0] * 3
 
@@ -142,6 +206,16 @@ def test_navigation_waits_for_network_idle_when_asked(fixture_urls):
     from reward.actor import RewardActor
 
     with RewardActor(env_urls=fixture_urls, settle="networkidle") as actor:
-        r = actor.score(_task([_t("__SHOPPING__/late", "document.querySelector('#late').outerText",
-                                  {"exact_match": "arrived json"})]), FinalState())
+        r = actor.score(
+            _task(
+                [
+                    _t(
+                        "__SHOPPING__/late",
+                        "document.querySelector('#late').outerText",
+                        {"exact_match": "arrived json"},
+                    )
+                ]
+            ),
+            FinalState(),
+        )
     assert r.score == 1.0, r.checks

@@ -43,7 +43,9 @@ def sharp_tiny_model(folder: Path, scale: float = 30.0) -> str:
     path = build_tiny_model(folder)
     f = Path(path) / "model.safetensors"
     sd = load_file(str(f))
-    sd["model.norm.weight"] = sd["model.norm.weight"] * scale  # sharper logits; the residual stream is unchanged
+    sd["model.norm.weight"] = (
+        sd["model.norm.weight"] * scale
+    )  # sharper logits; the residual stream is unchanged
     save_file(sd, str(f), metadata={"format": "pt"})
     return path
 
@@ -65,7 +67,9 @@ def setup(tmp_path_factory):
 PROMPTS = [[1, 520, 3001, 77, 9000 + i, 15, 16, 17] for i in range(6)]
 
 
-def greedy(lt: LoopThread, engine: InferenceActor, prompt: list[int], n: int = 12, **kw: Any) -> GenerateResult:
+def greedy(
+    lt: LoopThread, engine: InferenceActor, prompt: list[int], n: int = 12, **kw: Any
+) -> GenerateResult:
     return lt.run(engine.generate(prompt, max_tokens=n, temperature=0.0, **kw))
 
 

@@ -21,7 +21,9 @@ from sites.server import ensure_seed, seed_version
 
 def _seed(path: Path) -> None:
     conn = sqlite3.connect(path)
-    conn.executescript("CREATE TABLE note(id INTEGER PRIMARY KEY, text TEXT); INSERT INTO note(text) VALUES ('seed');")
+    conn.executescript(
+        "CREATE TABLE note(id INTEGER PRIMARY KEY, text TEXT); INSERT INTO note(text) VALUES ('seed');"
+    )
     conn.commit()
     conn.close()
 
@@ -50,7 +52,10 @@ def client(store):
     @app.post("/add")
     def add() -> str:
         db = get_db()
-        db.execute("INSERT INTO note(text) VALUES (?)", (f"n{db.execute('SELECT COUNT(*) FROM note').fetchone()[0]}",))
+        db.execute(
+            "INSERT INTO note(text) VALUES (?)",
+            (f"n{db.execute('SELECT COUNT(*) FROM note').fetchone()[0]}",),
+        )
         db.commit()
         return "ok"
 
@@ -109,8 +114,11 @@ def test_health_and_metrics_parse(store, client):
     client.post("/add")  # 403: counted as an error
     store.create()
     fams = {f.name: f for f in text_string_to_metric_families(client.get("/metrics").data.decode())}
-    hist = {s.name: s for s in fams["wa_site_request_seconds"].samples if s.name.endswith("_count")
-            and s.labels["method"] == "GET"}
+    hist = {
+        s.name: s
+        for s in fams["wa_site_request_seconds"].samples
+        if s.name.endswith("_count") and s.labels["method"] == "GET"
+    }
     assert hist["wa_site_request_seconds_count"].value >= 2
     errors = [s for s in fams["wa_site_errors"].samples if s.name == "wa_site_errors_total"]
     assert [(s.labels, s.value) for s in errors] == [({"site": "notes", "status": "403"}, 1.0)]
@@ -152,4 +160,6 @@ def test_passwords_and_storage_state_shape():
     assert not check_password(h, "password.123")
     state = storage_state({"shopping_session": "abc"}, "127.0.0.1")
     assert state["origins"] == [] and state["cookies"][0]["domain"] == "127.0.0.1"
-    assert {"name", "value", "domain", "path", "expires", "httpOnly", "secure", "sameSite"} <= set(state["cookies"][0])
+    assert {"name", "value", "domain", "path", "expires", "httpOnly", "secure", "sameSite"} <= set(
+        state["cookies"][0]
+    )

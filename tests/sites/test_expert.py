@@ -54,7 +54,9 @@ def env(tmp_path_factory):
     srv.stop()
 
 
-async def _episodes(env, tasks: list[Task], do_nothing: bool = False) -> list[tuple[Task, Trajectory, object]]:
+async def _episodes(
+    env, tasks: list[Task], do_nothing: bool = False
+) -> list[tuple[Task, Trajectory, object]]:
     """Each task once, in a fresh sandbox, spread over the browsers; (task, trajectory, reward)."""
     queue = list(tasks)
     out = []
@@ -83,8 +85,11 @@ def runs(env):
 
 def test_expert_scores_one_on_a_sample(runs):
     assert len(runs) == len(TRAIN_SAMPLE) + len(TEST_SAMPLE)
-    bad = [(t.task_id, r.score, [c.why for c in r.checks if c.score != 1], tr.meta.get("expert_error"))
-           for t, tr, r in runs if r.score != 1.0]
+    bad = [
+        (t.task_id, r.score, [c.why for c in r.checks if c.score != 1], tr.meta.get("expert_error"))
+        for t, tr, r in runs
+        if r.score != 1.0
+    ]
     assert not bad, bad
     for _, traj, _ in runs:
         assert traj.source == "expert" and traj.termination == "stop"
@@ -116,11 +121,19 @@ def test_do_nothing_fails_state_and_nav_tasks(env):
 
 
 def test_generate_demos_keeps_only_scored_ones(env, tmp_path):
-    foreign = Task(sites=["shopping"], task_id=5, start_url="__SHOPPING__", intent="a task with no script",
-                   eval={"eval_types": ["string_match"], "reference_answers": {"exact_match": "x"}})
+    foreign = Task(
+        sites=["shopping"],
+        task_id=5,
+        start_url="__SHOPPING__",
+        intent="a task with no script",
+        eval={"eval_types": ["string_match"], "reference_answers": {"exact_match": "x"}},
+    )
     actors = env.browsers
-    stack = SimpleNamespace(pool=BrowserPool(lambda i: actors[i], len(actors)),
-                            worker=SimpleNamespace(sandboxes=LocalSandboxes(env.srv)), rewarders=[env.rewarder])
+    stack = SimpleNamespace(
+        pool=BrowserPool(lambda i: actors[i], len(actors)),
+        worker=SimpleNamespace(sandboxes=LocalSandboxes(env.srv)),
+        rewarders=[env.rewarder],
+    )
     tasks = [env.sample[0], env.sample[3], env.fuzzy, foreign]
     demos = asyncio.run(generate_demos(stack, tasks, None))
     assert sorted(d.task_id for d in demos) == sorted([env.sample[0].task_id, env.sample[3].task_id])

@@ -11,8 +11,16 @@ import pytest
 from sites.forum import queries
 from sites.forum.site import DB_GROUP, DEFAULT_USER
 
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
 VOTE_CLASS = "document.querySelector('div.submission__vote').querySelector('form').getAttribute('class')"
 
 
@@ -68,8 +76,10 @@ def test_post_vote_comment_edit_delete(browser, site_server, url):
     page.goto(post_path.rsplit("/", 1)[0] + "/-/edit")
     page.fill("#submission_body", "Every watch makes me feel like a kid again")
     page.click("#submission_submit")
-    assert page.evaluate("document.querySelector('.submission__body').outerText") == \
-        "Every watch makes me feel like a kid again"
+    assert (
+        page.evaluate("document.querySelector('.submission__body').outerText")
+        == "Every watch makes me feel like a kid again"
+    )
     assert "(edited)" in page.inner_text(".submission__info")
 
     page.locator(".comment--top-level .comment__nav >> text=Edit").first.click()
@@ -94,7 +104,9 @@ def test_subscribe_biography_and_listings(browser, site_server, url):
     page.goto(f"{url}/user/{DEFAULT_USER}/edit_biography")
     page.fill("#user_biography_biography", "Seeking SDE positions")
     page.click("#user_biography_submit")
-    assert page.evaluate('document.querySelector(".user-bio__biography").outerText') == "Seeking SDE positions"
+    assert (
+        page.evaluate('document.querySelector(".user-bio__biography").outerText') == "Seeking SDE positions"
+    )
     assert page.locator(".user-profile").count() == 1
 
     # The pages and queries.py agree on the seeded data (read from the same sandbox-free seed).
@@ -104,7 +116,10 @@ def test_subscribe_biography_and_listings(browser, site_server, url):
     titles = page.locator(".submission__title a").all_inner_texts()
     assert titles == [p["title"] for p in top]
     page.goto(f"{url}/f/books/top?p=2")
-    assert page.locator(".submission__title a").first.inner_text() == queries.forum_posts(db, "books", "top")[25]["title"]
+    assert (
+        page.locator(".submission__title a").first.inner_text()
+        == queries.forum_posts(db, "books", "top")[25]["title"]
+    )
     page.goto(f"{url}{top[0]['path']}")
     assert page.locator(".submission__title").inner_text().startswith(top[0]["title"])
     assert page.locator(".comment__body").count() == len(queries.comments(db, top[0]["id"]))
@@ -135,13 +150,21 @@ def test_anonymous_and_bad_input(site_server, url):
     assert httpx.get(f"{url}/f/books/zzz").status_code == 404
     token = site_server.new_sandbox()
     cookies = {"reddit_session": _session_cookie(site_server), "wa_sandbox": token}
-    r = httpx.post(f"{url}/submit/books", data={"submission[title]": "", "submission[forum]": "books"},
-                   cookies=cookies)
+    r = httpx.post(
+        f"{url}/submit/books", data={"submission[title]": "", "submission[forum]": "books"}, cookies=cookies
+    )
     assert r.status_code == 400 and "The title must not be empty." in r.text
     r = httpx.post(f"{url}/sv/1", data={"choice": "7"}, cookies=cookies)
     assert r.status_code == 400
-    r = httpx.post(f"{url}/submit/books", data={"submission[title]": "t", "submission[forum]": "books",
-                                                "submission[url]": "javascript:alert(1)"}, cookies=cookies)
+    r = httpx.post(
+        f"{url}/submit/books",
+        data={
+            "submission[title]": "t",
+            "submission[forum]": "books",
+            "submission[url]": "javascript:alert(1)",
+        },
+        cookies=cookies,
+    )
     assert r.status_code == 400 and "http://" in r.text
 
 

@@ -13,16 +13,26 @@ import pytest
 from sites.gitlab import queries
 from sites.gitlab.site import DB_GROUP, DEFAULT_USER
 
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
 # The two page.evaluate calls of WebArena's gitlab_get_project_memeber_role helper, with the same selectors.
 ACCOUNT_INDEX_JS = """(name) => {
   const els = document.querySelectorAll("td[data-label='Account'] span.gl-avatar-labeled-sublabel");
   for (let i = 0; i < els.length; i++) { if (els[i].outerText === '@' + name) return i; }
   return -1; }"""
 ROLE_AT_JS = "(i) => document.querySelectorAll('td.col-max-role span')[i].outerText"
-NOTES_LAST_JS = ("document.querySelector('[id=\"notes-list\"').lastElementChild"
-                 ".querySelector('.timeline-discussion-body').outerText")
+NOTES_LAST_JS = (
+    "document.querySelector('[id=\"notes-list\"').lastElementChild"
+    ".querySelector('.timeline-discussion-body').outerText"
+)
 
 
 @pytest.fixture(scope="module")
@@ -67,10 +77,17 @@ def test_issue_lifecycle(sandboxed, url):
     page.fill("#issue_due_date", "2030-01-03")
     page.click("[data-testid='issuable-create-button']")
     assert re.search(rf"/{project}/-/issues/\d+$", page.url)
-    assert page.evaluate("document.querySelector('[data-qa-selector=\"title_content\"]').outerText") == "404 for many URLs"
-    assert "Jan 3, 2030" in page.evaluate("document.querySelector('[data-testid=\"sidebar-due-date\"').outerText")
+    assert (
+        page.evaluate("document.querySelector('[data-qa-selector=\"title_content\"]').outerText")
+        == "404 for many URLs"
+    )
+    assert "Jan 3, 2030" in page.evaluate(
+        "document.querySelector('[data-testid=\"sidebar-due-date\"').outerText"
+    )
     assignee_block = "document.querySelector('.block.assignee').outerText"
-    assert "Byte Blaze" not in page.evaluate(assignee_block)  # the block holds its value only, not the edit form
+    assert "Byte Blaze" not in page.evaluate(
+        assignee_block
+    )  # the block holds its value only, not the edit form
     page.click("button.assign-yourself")
     assert "Byte Blaze" in page.evaluate(assignee_block)
     page.fill("#note-body", "Good idea")
@@ -80,8 +97,13 @@ def test_issue_lifecycle(sandboxed, url):
     assert page.inner_text("[data-testid='issue-state-badge']") == "Closed"
     iid = int(page.url.rsplit("/", 1)[1])
     issue = next(i for i in queries.issues(db(), project) if i["iid"] == iid)
-    assert (issue["state"], issue["labels"], issue["assignees"], issue["due_date"], issue["comments"]) == \
-        ("closed", ["bug"], [DEFAULT_USER], "2030-01-03", 1)
+    assert (issue["state"], issue["labels"], issue["assignees"], issue["due_date"], issue["comments"]) == (
+        "closed",
+        ["bug"],
+        [DEFAULT_USER],
+        "2030-01-03",
+        1,
+    )
     page.goto(f"{url}/{project}/-/issues/?state=closed&label_name%5B%5D=bug&sort=created_date")
     assert page.locator(".issue-title-text a").first.inner_text() == "404 for many URLs"
     page.goto(f"{url}/dashboard/issues?scope=all&state=closed&assignee_username={DEFAULT_USER}")
@@ -91,7 +113,9 @@ def test_issue_lifecycle(sandboxed, url):
 def test_members_stars_and_merge_request(sandboxed, url):
     page, db = sandboxed
     project = "byteblaze/dotfiles"
-    outsider = next(u["username"] for u in queries.users(db()) if u["username"] not in queries.members(db(), project))
+    outsider = next(
+        u["username"] for u in queries.users(db()) if u["username"] not in queries.members(db(), project)
+    )
     page.goto(f"{url}/{project}/-/project_members")
     page.fill("#invite_user_ids", outsider)
     page.select_option("#invite_access_level", label="Guest")
@@ -103,12 +127,17 @@ def test_members_stars_and_merge_request(sandboxed, url):
     assert member_role(page, outsider) == "Maintainer"
     assert queries.members(db(), project)[outsider] == "Maintainer"
 
-    target = next(p["full_path"] for p in queries.projects(db(), public_only=True)
-                  if p["full_path"] not in queries.starred_by(db(), DEFAULT_USER))
+    target = next(
+        p["full_path"]
+        for p in queries.projects(db(), public_only=True)
+        if p["full_path"] not in queries.starred_by(db(), DEFAULT_USER)
+    )
     page.goto(f"{url}/{target}")
     before = int(page.inner_text(".star-count"))
     page.click("button.star-btn")
-    assert page.inner_text("button.star-btn") == "Unstar" and int(page.inner_text(".star-count")) == before + 1
+    assert (
+        page.inner_text("button.star-btn") == "Unstar" and int(page.inner_text(".star-count")) == before + 1
+    )
     page.goto(f"{url}/{target}/-/starrers")
     assert f"@{DEFAULT_USER}" in page.inner_text(".starrers")
     page.goto(f"{url}/dashboard/projects/starred")
@@ -122,8 +151,10 @@ def test_members_stars_and_merge_request(sandboxed, url):
     page.fill("#merge_request_title", "Rework the prompt")
     page.select_option("#merge_request_reviewer_ids", value=str(_user_id(page, outsider)))
     page.click("[data-testid='issuable-create-button']")
-    links = page.evaluate("[...document.querySelectorAll('.detail-page-description > a.gl-font-monospace')]"
-                          ".map(a => a.outerText)")
+    links = page.evaluate(
+        "[...document.querySelectorAll('.detail-page-description > a.gl-font-monospace')]"
+        ".map(a => a.outerText)"
+    )
     assert links == [source, "main"]
     assert f"@{outsider}" in page.evaluate("document.querySelector('.block.reviewer').outerText")
 
@@ -141,8 +172,11 @@ def test_settings_tokens_and_new_project(sandboxed, url):
     page.check("#personal_access_token_scopes_read_repository")
     page.click("[data-testid='create-token-button']")
     assert page.input_value("#created-personal-access-token").startswith("glpat-")
-    assert queries.access_tokens(db(), DEFAULT_USER)[0] == {"name": "ci-bot", "scopes": ["read_api", "read_repository"],
-                                                            "expires_at": None}
+    assert queries.access_tokens(db(), DEFAULT_USER)[0] == {
+        "name": "ci-bot",
+        "scopes": ["read_api", "read_repository"],
+        "expires_at": None,
+    }
     page.reload()
     assert page.locator("#created-personal-access-token").count() == 0  # shown once only
 
@@ -159,7 +193,10 @@ def test_settings_tokens_and_new_project(sandboxed, url):
     page.click("[data-testid='update-profile-button']")
     page.goto(f"{url}/{DEFAULT_USER}")
     assert page.evaluate("document.querySelector('.cover-status').lastChild.textContent") == "Enjoying life"
-    assert page.evaluate("document.querySelector('.profile-header [itemprop=\"url\"]').outerText") == "egg.tart.com"
+    assert (
+        page.evaluate("document.querySelector('.profile-header [itemprop=\"url\"]').outerText")
+        == "egg.tart.com"
+    )
 
     page.goto(f"{url}/projects/new")
     page.fill("#project_name", "web agent android")
@@ -186,7 +223,9 @@ def test_pages_agree_with_queries(browser, site_server, url):
     assert page.locator(".contributor-name").first.inner_text() == queries.commit_counts(db, project)[0][0]
     page.goto(f"{url}/explore/projects?sort=stars_desc")
     mine = set(queries.member_projects(db, DEFAULT_USER))  # private projects show to their members only
-    visible = [p["name"] for p in queries.projects(db) if p["visibility"] == "public" or p["full_path"] in mine]
+    visible = [
+        p["name"] for p in queries.projects(db) if p["visibility"] == "public" or p["full_path"] in mine
+    ]
     assert page.locator(".project-name").all_inner_texts() == visible[:20]
     page.goto(f"{url}/{project}/-/project_members")
     for username, role in queries.members(db, project).items():
@@ -206,11 +245,17 @@ def test_default_is_read_only_and_bad_input(site_server, url):
     assert httpx.get(f"{url}/byteblaze/homelab-ansible").status_code == 404  # private: hidden from visitors
     assert httpx.get(f"{url}/-/profile").status_code == 302  # to sign-in
     cookies["wa_sandbox"] = site_server.new_sandbox()
-    r = httpx.post(f"{url}/byteblaze/dotfiles/-/project_members", data={"user_ids": "nobody_here", "access_level": "10"},
-                   cookies=cookies)
+    r = httpx.post(
+        f"{url}/byteblaze/dotfiles/-/project_members",
+        data={"user_ids": "nobody_here", "access_level": "10"},
+        cookies=cookies,
+    )
     assert r.status_code == 400 and "No user named nobody_here" in r.text
-    r = httpx.post(f"{url}/byteblaze/dotfiles/-/project_members", data={"user_ids": "adahl", "access_level": "99"},
-                   cookies=cookies)
+    r = httpx.post(
+        f"{url}/byteblaze/dotfiles/-/project_members",
+        data={"user_ids": "adahl", "access_level": "99"},
+        cookies=cookies,
+    )
     assert r.status_code == 400
     r = httpx.post(f"{url}/byteblaze/dotfiles/-/issues/new", data={"issue[title]": ""}, cookies=cookies)
     assert r.status_code == 400 and "Title can&#39;t be blank" in r.text

@@ -19,13 +19,23 @@ from sites.server import SiteServer
 from sites.shop import queries as Q
 from sites.shop.seed import N_ORDERS, seed
 
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
 
 
 @pytest.fixture(scope="module")
 def shop(tmp_path_factory):
-    srv = SiteServer(base_port=0, data_dir=tmp_path_factory.mktemp("shopdata"), sites=["shopping", "shopping_admin"])
+    srv = SiteServer(
+        base_port=0, data_dir=tmp_path_factory.mktemp("shopdata"), sites=["shopping", "shopping_admin"]
+    )
     srv.start()
     yield srv
     srv.stop()
@@ -84,8 +94,10 @@ def test_main_flows_in_chromium(shop):
         await page.select_option("#sorter", "price")
         await page.click(".sorter button")
         assert "order=price" in page.url
-        prices = [float(t.strip("$").replace(",", "")) for t in
-                  await page.locator(".product-items .price").all_inner_texts()]
+        prices = [
+            float(t.strip("$").replace(",", ""))
+            for t in await page.locator(".product-items .price").all_inner_texts()
+        ]
         assert prices == sorted(prices) and len(prices) > 1
         await page.locator("a.product-item-link").first.click()
         sku = (await page.inner_text(".product.attribute.sku .value")).strip()
@@ -103,10 +115,14 @@ def test_main_flows_in_chromium(shop):
         assert (data["author"], data["rating"]) == ("Tester", 4)
 
         await page.click("a.showcart")
-        price = float((await page.inner_text("#shopping-cart-table .col.price .price")).strip("$").replace(",", ""))
+        price = float(
+            (await page.inner_text("#shopping-cart-table .col.price .price")).strip("$").replace(",", "")
+        )
         await page.locator("#shopping-cart-table input.qty").fill("3")
         await page.click("button.update")
-        assert f"${price * 3:,.2f}".replace(",", "") in (await page.inner_text(".cart-summary")).replace(",", "")
+        assert f"${price * 3:,.2f}".replace(",", "") in (await page.inner_text(".cart-summary")).replace(
+            ",", ""
+        )
         await page.click("a.checkout")
         await page.click("button.checkout")
         await page.click("a.order-number")
@@ -157,7 +173,11 @@ def test_parallel_rollouts_are_isolated_and_default_is_read_only(shop):
         await page.goto(api["url"])
         ordered = await page.inner_text(".order-details-items.ordered")
         await page.goto(f"{url}/{prod['slug']}.html")
-        return {"order_id": api["order_id"], "ordered": ordered, "price": await page.inner_text(".product-info-price .price")}
+        return {
+            "order_id": api["order_id"],
+            "ordered": ordered,
+            "price": await page.inner_text(".product-info-price .price"),
+        }
 
     async def all_rollouts(browser):
         results = await asyncio.gather(*(rollout(browser, i, t) for i, t in enumerate(tokens)))
@@ -196,8 +216,10 @@ def test_seed_is_deterministic(tmp_path):
     seed(b)
     assert list(sqlite3.connect(a).iterdump()) == list(sqlite3.connect(b).iterdump())
     conn = Q.open_db(a)
-    counts = {t: conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
-              for t in ("category", "product", "customer", "sales_order", "review", "wishlist_item", "address")}
+    counts = {
+        t: conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
+        for t in ("category", "product", "customer", "sales_order", "review", "wishlist_item", "address")
+    }
     assert counts["product"] >= 500 and counts["category"] >= 20 and counts["customer"] == 200
     assert counts["sales_order"] == N_ORDERS and counts["review"] > 1000
     statuses = {r[0] for r in conn.execute("SELECT DISTINCT status FROM sales_order")}
@@ -212,16 +234,25 @@ def test_queries_agree_with_pages(shop):
     _, total = Q.search_products(conn, "camera", price_from=50, price_to=200)
     html = httpx.get(f"{url}/catalogsearch/result/?q=camera&price=50-200").text
     assert re.search(rf"of <span class=\"toolbar-number\">{total}</span>", html)
-    admin_cookies = {c["name"]: c["value"] for c in json.loads(shop.storage_state_path("shopping_admin").read_text())["cookies"]}
+    admin_cookies = {
+        c["name"]: c["value"]
+        for c in json.loads(shop.storage_state_path("shopping_admin").read_text())["cookies"]
+    }
     best = Q.bestsellers(conn, "month", "2023-01-01", "2023-01-31")
-    html = httpx.get(f"{admin_url}/admin/reports/report_sales/bestsellers/?filter=1&period_type=month"
-                     f"&from=01/01/2023&to=01/31/2023", cookies=admin_cookies).text
+    html = httpx.get(
+        f"{admin_url}/admin/reports/report_sales/bestsellers/?filter=1&period_type=month"
+        f"&from=01/01/2023&to=01/31/2023",
+        cookies=admin_cookies,
+    ).text
     assert best and best[0]["name"] in html and f"<td>{best[0]['qty']}</td>" in html
     year = Q.sales_totals(conn, "year")
-    direct = conn.execute("SELECT ROUND(SUM(grand_total), 2) FROM sales_order WHERE status != 'canceled'").fetchone()[0]
+    direct = conn.execute(
+        "SELECT ROUND(SUM(grand_total), 2) FROM sales_order WHERE status != 'canceled'"
+    ).fetchone()[0]
     assert round(sum(r["total"] for r in year), 2) == direct
-    html = httpx.get(f"{admin_url}/admin/reports/report_sales/sales/?filter=1&period_type=year",
-                     cookies=admin_cookies).text
+    html = httpx.get(
+        f"{admin_url}/admin/reports/report_sales/sales/?filter=1&period_type=year", cookies=admin_cookies
+    ).text
     assert f"${direct:,.2f}" in html
 
 
@@ -230,5 +261,7 @@ def test_metrics_endpoint(shop):
     text = httpx.get(shop.urls["shopping"] + "/metrics").text
     fams = {f.name: f for f in text_string_to_metric_families(text)}
     counts = [s for s in fams["wa_site_request_seconds"].samples if s.name.endswith("_count")]
-    assert counts and all(s.labels["site"] == "shopping" for s in counts) and sum(s.value for s in counts) >= 1
+    assert (
+        counts and all(s.labels["site"] == "shopping" for s in counts) and sum(s.value for s in counts) >= 1
+    )
     assert fams["wa_site_live_sandboxes"].samples[0].value == len(shop.store)

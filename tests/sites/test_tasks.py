@@ -18,8 +18,20 @@ from sites import tasks as T
 from sites.tasks.steps import AllPages, Answer, ExpertError, M, Script, Until, find, parse_elements
 
 SHOP_SITES = ["shopping", "shopping_admin"]
-WEBARENA_KEYS = {"sites", "task_id", "require_login", "storage_state", "start_url", "geolocation", "intent_template",
-                 "instantiation_dict", "intent", "require_reset", "eval", "intent_template_id"}
+WEBARENA_KEYS = {
+    "sites",
+    "task_id",
+    "require_login",
+    "storage_state",
+    "start_url",
+    "geolocation",
+    "intent_template",
+    "instantiation_dict",
+    "intent",
+    "require_reset",
+    "eval",
+    "intent_template_id",
+}
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +78,9 @@ def test_configs_have_webarena_shape(configs):
 def test_every_eval_type_of_webarena_lite_is_used(configs):
     evs = [c["eval"] for c in configs["train"] + configs["test"]]
     answers = Counter(k for e in evs if e.get("reference_answers") for k in e["reference_answers"])
-    assert answers["exact_match"] and answers["must_include"] and 0 < answers["fuzzy_match"] <= 0.05 * len(evs)
+    assert (
+        answers["exact_match"] and answers["must_include"] and 0 < answers["fuzzy_match"] <= 0.05 * len(evs)
+    )
     types = Counter(tuple(e["eval_types"]) for e in evs)
     assert types[("url_match",)] and types[("program_html",)] and types[("url_match", "program_html")]
     targets = [t for e in evs for t in e["program_html"]]
@@ -83,11 +97,30 @@ def test_every_eval_type_of_webarena_lite_is_used(configs):
 def test_cli_writes_files_that_validate(tmp_path):
     for split in T.SPLITS:
         out = tmp_path / f"{split}.json"
-        r = subprocess.run([sys.executable, "-m", "sites", "tasks", "--split", split, "--sites",
-                            ",".join(SHOP_SITES), "--out", str(out)], capture_output=True, text=True, timeout=300)
+        r = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "sites",
+                "tasks",
+                "--split",
+                split,
+                "--sites",
+                ",".join(SHOP_SITES),
+                "--out",
+                str(out),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert r.returncode == 0, r.stderr
-        v = subprocess.run([sys.executable, "-m", "common.tasks", "validate", str(out)], capture_output=True,
-                           text=True, timeout=120)
+        v = subprocess.run(
+            [sys.executable, "-m", "common.tasks", "validate", str(out)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert v.returncode == 0 and f"{len(json.loads(out.read_text()))} tasks OK" in v.stdout, v.stderr
 
 
@@ -103,8 +136,9 @@ def test_load_split_errors_and_lookup():
 
 def _client(srv, site: str) -> httpx.Client:
     state = json.loads(srv.storage_state_path(site).read_text())
-    return httpx.Client(base_url=srv.urls[site], cookies={c["name"]: c["value"] for c in state["cookies"]},
-                        timeout=30)
+    return httpx.Client(
+        base_url=srv.urls[site], cookies={c["name"]: c["value"] for c in state["cookies"]}, timeout=30
+    )
 
 
 def test_reference_answers_agree_with_the_pages(tmp_path_factory):
@@ -115,10 +149,27 @@ def test_reference_answers_agree_with_the_pages(tmp_path_factory):
         101: lambda i, c: c.get("/catalogsearch/result/", params={"q": i.values["product"]}).text,
         204: lambda i, c: c.get("/admin/catalog/product/", params={"search": i.values["product"]}).text,
         205: lambda i, c: c.get("/admin/customer/index/", params={"search": i.values["name"]}).text,
-        203: lambda i, c: c.get("/admin/reports/report_sales/sales/", params={
-            "filter": "1", "period_type": "month", "from": i.data["month"]["from"], "to": i.data["month"]["to"]}).text,
-        201: lambda i, c: c.get("/admin/sales/order/", params={
-            "status": i.values["status"], "from": i.data["month"]["from"], "to": i.data["month"]["to"]}).text,
+        203: lambda i, c: (
+            c.get(
+                "/admin/reports/report_sales/sales/",
+                params={
+                    "filter": "1",
+                    "period_type": "month",
+                    "from": i.data["month"]["from"],
+                    "to": i.data["month"]["to"],
+                },
+            ).text
+        ),
+        201: lambda i, c: (
+            c.get(
+                "/admin/sales/order/",
+                params={
+                    "status": i.values["status"],
+                    "from": i.data["month"]["from"],
+                    "to": i.data["month"]["to"],
+                },
+            ).text
+        ),
     }
     with SiteServer(base_port=0, data_dir=tmp_path_factory.mktemp("tasks_sites"), sites=SHOP_SITES) as srv:
         clients = {s: _client(srv, s) for s in SHOP_SITES}
@@ -168,8 +219,10 @@ def test_parse_elements_reads_ids_text_and_attributes():
 
 
 def test_script_steps_and_failures():
-    script = Script([Until(M("td", "000000013"), M("a", "Next")), AllPages(M("a", "Next"), limit=1),
-                     Answer("2")], "http://h")
+    script = Script(
+        [Until(M("td", "000000013"), M("a", "Next")), AllPages(M("a", "Next"), limit=1), Answer("2")],
+        "http://h",
+    )
     assert script.next_action(_obs()) == (Click(element_id="10"), "read this page, then the next one")
     action, _ = script.next_action(_obs(OBS_TEXT.replace('<a id="10" href="?p=2"> Next </a>', "")))
     assert action == Stop(answer="2")

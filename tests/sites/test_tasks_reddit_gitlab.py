@@ -63,7 +63,9 @@ def test_configs_validate_and_route_to_the_checks(configs):
         assert c["require_login"] is True and c["storage_state"] == f"./.auth/{site}_state.json"
         assert "{{" not in c["intent"]
         task = Task.model_validate(c)
-        build_plan(task.with_urls(urls))  # raises on a check the reward cannot run (bad func:, empty reference)
+        build_plan(
+            task.with_urls(urls)
+        )  # raises on a check the reward cannot run (bad func:, empty reference)
     ids = [c["task_id"] for c in configs["train"] + configs["test"]]
     assert len(set(ids)) == len(ids)
 
@@ -71,7 +73,9 @@ def test_configs_validate_and_route_to_the_checks(configs):
 def test_every_eval_type_is_used(configs):
     evs = [c["eval"] for c in configs["train"] + configs["test"]]
     answers = Counter(k for e in evs if e.get("reference_answers") for k in e["reference_answers"])
-    assert answers["exact_match"] and answers["must_include"] and 0 < answers["fuzzy_match"] <= 0.05 * len(evs)
+    assert (
+        answers["exact_match"] and answers["must_include"] and 0 < answers["fuzzy_match"] <= 0.05 * len(evs)
+    )
     types = Counter(tuple(e["eval_types"]) for e in evs)
     assert types[("url_match",)] and types[("program_html",)] and types[("string_match",)]
     targets = [t for e in evs for t in e["program_html"]]
@@ -81,26 +85,52 @@ def test_every_eval_type_is_used(configs):
     assert any(t.get("prep_actions") for t in targets)
     assert any("must_exclude" in t["required_contents"] for t in targets)
     assert any(t["url"] == "last" for t in targets)
-    for needle in (".submission__title", "div.submission__vote form", ".user-bio__biography", "#sidebar > section",
-                   ".block.assignee", ".cover-status"):
+    for needle in (
+        ".submission__title",
+        "div.submission__vote form",
+        ".user-bio__biography",
+        "#sidebar > section",
+        ".block.assignee",
+        ".cover-status",
+    ):
         assert any(needle in t["locator"] for t in targets), needle
 
 
 def test_cli_writes_a_file_that_validates(tmp_path):
     out = tmp_path / "test.json"
-    r = subprocess.run([sys.executable, "-m", "sites", "tasks", "--split", "test", "--sites", ",".join(SITES),
-                        "--out", str(out)], capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sites",
+            "tasks",
+            "--split",
+            "test",
+            "--sites",
+            ",".join(SITES),
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr
-    v = subprocess.run([sys.executable, "-m", "common.tasks", "validate", str(out)], capture_output=True, text=True,
-                       timeout=120)
+    v = subprocess.run(
+        [sys.executable, "-m", "common.tasks", "validate", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert v.returncode == 0 and f"{len(json.loads(out.read_text()))} tasks OK" in v.stdout, v.stderr
 
 
 # -- reference answers against the pages --------------------------------------------------------------------------
 def _client(srv, site: str) -> httpx.Client:
     state = json.loads(srv.storage_state_path(site).read_text())
-    return httpx.Client(base_url=srv.urls[site], cookies={c["name"]: c["value"] for c in state["cookies"]},
-                        timeout=30)
+    return httpx.Client(
+        base_url=srv.urls[site], cookies={c["name"]: c["value"] for c in state["cookies"]}, timeout=30
+    )
 
 
 def _text(c: httpx.Client, path: str, **params) -> str:
@@ -121,36 +151,77 @@ def _labels(n: int) -> str:
 
 PAGES = {  # template id -> (instance, reference, client) -> None; asserts the page shows the reference
     301: lambda i, ref, c: _labels(int(ref["exact_match"])) in _text(c, "/search", q=i.values["title"]),
-    302: lambda i, ref, c: _first(r'class="submission__comments-link"[^>]*>([^<]*)<',
-                                  _text(c, f"/user/{i.values['user']}")) == _labels(int(ref["exact_match"])),
-    303: lambda i, ref, c: max((int(n), f) for f, n in re.findall(
-        r'class="forum-list__link">([^<]+)</a></td><td>[^<]*</td><td>\d+</td><td>(\d+)</td>',
-        _text(c, "/forums")) if f in i.values.values())[1] == ref["must_include"][0],
-    304: lambda i, ref, c: re.search(rf'>{i.values["forum"]}</a></td><td>[^<]*</td><td>{ref["exact_match"]}</td>',
-                                     _text(c, "/forums")),
-    305: lambda i, ref, c: _first(r'class="submission__submitter" href="/user/([^"]+)"',
-                                  _text(c, f"/f/{i.values['forum']}/new")) == ref["exact_match"],
-    306: lambda i, ref, c: _first(r'class="submission__link"[^>]*>([^<]*)<',
-                                  _text(c, f"/f/{i.values['forum']}/top")) == ref["must_include"][0],
-    307: lambda i, ref, c: _first(r'class="submission__forum" href="/f/([^"]+)"',
-                                  _text(c, f"/user/{i.values['user']}")) == ref["exact_match"],
-    401: lambda i, ref, c: _first(r'class="contributor-name">([^<]+)<',
-                                  _text(c, f"/{i.values['project']}/-/graphs/main")) == ref["exact_match"],
-    402: lambda i, ref, c: f'Open <span class="badge">{ref["exact_match"]}</span>' in _text(
-        c, f"/{i.values['project']}/-/issues", **{"label_name[]": i.values["label"]}),
-    403: lambda i, ref, c: re.search(rf'>{re.escape(i.values["author"])}</td><td>[^<]*</td><td class="commits-count">'
-                                     rf'{ref["exact_match"]}<', _text(c, f"/{i.values['project']}/-/graphs/main")),
-    404: lambda i, ref, c: _first(r'class="star-count"[^>]*>(\d+)<',
-                                  _text(c, f"/{i.values['project']}")) == ref["exact_match"],
-    405: lambda i, ref, c: all(n in _first(r'(data-testid="assignee-block".*?)</div> </div>', _text(
-        c, f"/{i.values['project']}/-/issues/{i.values['iid']}")) for n in ref["must_include"]),
-    406: lambda i, ref, c: re.search(rf'@{i.values["user"]}</span></div></td> <td data-label="Source">Direct member'
-                                     rf'</td> <td data-label="Max role" class="col-max-role"><span class="member-role">'
-                                     rf'{ref["exact_match"]}<', _text(c, f"/{i.values['project']}/-/project_members")),
-    407: lambda i, ref, c: ref["must_include"][0] in _first(r'data-testid="sidebar-due-date">(.*?)</span>', _text(
-        c, f"/{i.values['project']}/-/issues/{i.values['iid']}")),
-    408: lambda i, ref, c: f'Merged <span class="badge">{ref["exact_match"]}</span>' in _text(
-        c, f"/{i.values['project']}/-/merge_requests"),
+    302: lambda i, ref, c: (
+        _first(r'class="submission__comments-link"[^>]*>([^<]*)<', _text(c, f"/user/{i.values['user']}"))
+        == _labels(int(ref["exact_match"]))
+    ),
+    303: lambda i, ref, c: (
+        max(
+            (int(n), f)
+            for f, n in re.findall(
+                r'class="forum-list__link">([^<]+)</a></td><td>[^<]*</td><td>\d+</td><td>(\d+)</td>',
+                _text(c, "/forums"),
+            )
+            if f in i.values.values()
+        )[1]
+        == ref["must_include"][0]
+    ),
+    304: lambda i, ref, c: re.search(
+        rf">{i.values['forum']}</a></td><td>[^<]*</td><td>{ref['exact_match']}</td>", _text(c, "/forums")
+    ),
+    305: lambda i, ref, c: (
+        _first(r'class="submission__submitter" href="/user/([^"]+)"', _text(c, f"/f/{i.values['forum']}/new"))
+        == ref["exact_match"]
+    ),
+    306: lambda i, ref, c: (
+        _first(r'class="submission__link"[^>]*>([^<]*)<', _text(c, f"/f/{i.values['forum']}/top"))
+        == ref["must_include"][0]
+    ),
+    307: lambda i, ref, c: (
+        _first(r'class="submission__forum" href="/f/([^"]+)"', _text(c, f"/user/{i.values['user']}"))
+        == ref["exact_match"]
+    ),
+    401: lambda i, ref, c: (
+        _first(r'class="contributor-name">([^<]+)<', _text(c, f"/{i.values['project']}/-/graphs/main"))
+        == ref["exact_match"]
+    ),
+    402: lambda i, ref, c: (
+        f'Open <span class="badge">{ref["exact_match"]}</span>'
+        in _text(c, f"/{i.values['project']}/-/issues", **{"label_name[]": i.values["label"]})
+    ),
+    403: lambda i, ref, c: re.search(
+        rf'>{re.escape(i.values["author"])}</td><td>[^<]*</td><td class="commits-count">'
+        rf"{ref['exact_match']}<",
+        _text(c, f"/{i.values['project']}/-/graphs/main"),
+    ),
+    404: lambda i, ref, c: (
+        _first(r'class="star-count"[^>]*>(\d+)<', _text(c, f"/{i.values['project']}")) == ref["exact_match"]
+    ),
+    405: lambda i, ref, c: all(
+        n
+        in _first(
+            r'(data-testid="assignee-block".*?)</div> </div>',
+            _text(c, f"/{i.values['project']}/-/issues/{i.values['iid']}"),
+        )
+        for n in ref["must_include"]
+    ),
+    406: lambda i, ref, c: re.search(
+        rf'@{i.values["user"]}</span></div></td> <td data-label="Source">Direct member'
+        rf'</td> <td data-label="Max role" class="col-max-role"><span class="member-role">'
+        rf"{ref['exact_match']}<",
+        _text(c, f"/{i.values['project']}/-/project_members"),
+    ),
+    407: lambda i, ref, c: (
+        ref["must_include"][0]
+        in _first(
+            r'data-testid="sidebar-due-date">(.*?)</span>',
+            _text(c, f"/{i.values['project']}/-/issues/{i.values['iid']}"),
+        )
+    ),
+    408: lambda i, ref, c: (
+        f'Merged <span class="badge">{ref["exact_match"]}</span>'
+        in _text(c, f"/{i.values['project']}/-/merge_requests")
+    ),
 }
 
 
@@ -206,8 +277,16 @@ def test_expert_scores_one_on_a_sample(server):
         for b in browsers:
             b.close()
         rewarder.close()
-    failed = [(t.task_id, t.reward, t.meta.get("expert_error") or t.failure,
-               [c.why for c in t.checks if c.score != 1.0]) for t in trajs if t.reward != 1.0]
+    failed = [
+        (
+            t.task_id,
+            t.reward,
+            t.meta.get("expert_error") or t.failure,
+            [c.why for c in t.checks if c.score != 1.0],
+        )
+        for t in trajs
+        if t.reward != 1.0
+    ]
     assert len(trajs) == len(tasks) >= 10 and not failed, failed
 
 
