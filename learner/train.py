@@ -199,6 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     add_config_args(parser)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per sandbox request is noise
     cfg = load_config(args.config, args.set)
     run = Run(cfg)
     try:

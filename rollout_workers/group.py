@@ -101,12 +101,14 @@ class RolloutWorker:
     ) -> TrajectoryGroup:
         ro = self.cfg.rollout
         last: list[EpisodeResult] = []
+        used: list[str | None] = []  # sandbox tokens of every attempt, dropped once the group is scored
         attempts = 0
         while attempts <= ro.group_retries:
             attempts += 1
             started = time.time()
             async with self.pool.lease(group_size) as browsers:
                 tokens = [await self._new_sandbox() for _ in browsers]
+                used += tokens
                 last = await asyncio.gather(
                     *(
                         run_episode(
@@ -137,6 +139,8 @@ class RolloutWorker:
         )
         if not group.failed:
             await self._score(task, last)
+        if self.sandboxes is not None:
+            await asyncio.gather(*(self.sandboxes.drop(t) for t in used if t), return_exceptions=True)
         for r in last:
             r.trajectory.meta.update({"attempts": attempts, "seconds": time.time() - started})
         if self.on_group is not None:
