@@ -73,3 +73,46 @@ def test_training_loop_end_to_end(ray_session, tiny_model_dir, tmp_path):
     assert set(evals) == {"before_bc", "after_rl"}
     for name in ("report.md", "curve.png", "viewer.html", "eval_before_bc.jsonl", "eval_after_rl.jsonl"):
         assert (out / name).exists(), name
+
+
+def _scrape_ray_metrics(names: set[str], timeout: float = 90.0) -> set[str]:
+    """Read this node's Prometheus endpoint (Ray's metrics agent) until every name shows up; returns those seen."""
+    import time
+
+    import httpx
+    import ray
+    from prometheus_client.parser import text_string_to_metric_families
+
+    port = ray._private.worker.global_worker.node.metrics_export_port
+    seen: set[str] = set()
+    deadline = time.time() + timeout
+    while time.time() < deadline and not names <= seen:
+        text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=10).text
+        seen |= {f.name for f in text_string_to_metric_families(text)} & names
+        time.sleep(2)
+    return seen
+
+
+def test_run_metrics_reach_rays_prometheus_endpoint(ray_session, tiny_model_dir, tmp_path):
+    """Runs after the end-to-end test in the same Ray session; if run alone, it records one group itself."""
+    from common.records import Click, Observation, Trajectory, TrajectoryGroup, Turn
+    from rollout_workers.metrics import RayMetrics
+
+    m = RayMetrics(True)
+    assert m.enabled
+    turn = Turn(
+        index=0, observation=Observation(text="x"), action=Click(element_id="1"), timings={"step": 0.2}
+    )
+    m.record_group(
+        TrajectoryGroup(
+            task_id=1, trajectories=[Trajectory(task_id=1, sites=["shopping"], turns=[turn], reward=1.0)]
+        )
+    )
+    m.set("iteration", 3)
+    wanted = {
+        "ray_webagent_episodes",
+        "ray_webagent_turns_per_episode",
+        "ray_webagent_step_latency_seconds",
+        "ray_webagent_iteration",
+    }
+    assert _scrape_ray_metrics(wanted) == wanted
