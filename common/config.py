@@ -121,6 +121,9 @@ class LearnerConfig(_Section):
     warmup_steps: int = Field(0, description="linear warm-up steps, then constant")
     weight_sync: Literal["file", "object_store", "nccl"] = Field("file", description="how weights reach vLLM")
     num_gpus: float = Field(0.0, description="GPUs the learner actor asks Ray for")
+    num_cpus: int = Field(
+        2, description="CPUs the learner actor asks Ray for (Ray sets its torch threads to this)"
+    )
     checkpoint_every: int = Field(0, description="checkpoint every N RL iterations (0 = only at phase ends)")
     keep_checkpoints: int = Field(2, description="newest checkpoints kept on disk")
     resume: str = Field("auto", description="auto | never | a checkpoint folder")

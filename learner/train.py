@@ -60,7 +60,9 @@ class Run:
 
             self.learner = (
                 ray.remote(LearnerActor)
-                .options(name="learner", num_cpus=1, num_gpus=self.cfg.learner.num_gpus)
+                .options(
+                    name="learner", num_cpus=self.cfg.learner.num_cpus, num_gpus=self.cfg.learner.num_gpus
+                )
                 .remote(self.cfg)
             )
             self.iteration = ray.get(self.learner.resume.remote())
