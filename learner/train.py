@@ -66,6 +66,10 @@ class Run:
                 .remote(self.cfg)
             )
             self.iteration = ray.get(self.learner.resume.remote())
+        log = self.out / "log.jsonl"
+        if self.iteration == 0 and log.exists():
+            # A fresh run in a used folder: keep the old log beside it rather than appending to it.
+            log.rename(self.out / f"log.{int(log.stat().st_mtime)}.jsonl")
         # Engines load the newest weights: the resumed checkpoint when there is one.
         model_path = ray.get(self.learner.current_model_path.remote()) if self.learner is not None else None
         self.stack.start(model_path)
