@@ -22,7 +22,7 @@ from typing import Any, get_args
 from browser_actors import episode as E
 from browser_actors.context import EpisodeContext
 from browser_actors.executor import Executor
-from browser_actors.observation import TokenCounter, build
+from browser_actors.observation import build
 from browser_actors.runtime import CHROMIUM_ARGS, LoopThread, chromium_executable
 from browser_actors.safety import AllowList, Guard
 from browser_actors.settle import settle
@@ -42,14 +42,12 @@ class BrowserActor:
         env_urls: dict[str, str] | None = None,
         output_dir: str | None = None,
         headless: bool = True,
-        count_tokens: TokenCounter | None = None,
     ):
         cfg = cfg.rollout if hasattr(cfg, "rollout") else cfg  # a whole TrainConfig is accepted too
         self.cfg: RolloutConfig = cfg or RolloutConfig()
         self.auth_dir, self.env_urls, self.headless = auth_dir, dict(env_urls or {}), headless
         self.output_dir = Path(output_dir) if output_dir else None
         self.mode = self.cfg.observation  # may be switched between steps ("html" | "axtree")
-        self.count_tokens = count_tokens
         self.guard = Guard(self.cfg.blocked_patterns)
         self._lock = threading.Lock()
         self._loop = LoopThread()
@@ -244,9 +242,9 @@ class BrowserActor:
             cdp,
             self._ep.pages,
             mode=self.mode,
-            max_tokens=self.cfg.obs_max_tokens,
+            max_chars=self.cfg.page_max_chars,
             error=error,
-            count=self.count_tokens,
+            links=self.cfg.html_links,
         )
         obs.infra_error = infra
         if self.cfg.screenshots and self._episode_dir():

@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     ob.add_argument(
         "--do", action="append", default=[], metavar="ACTION", help="an action in WebArena's grammar"
     )
-    ob.add_argument("--max-tokens", type=int, default=4000, help="observation token budget")
+    ob.add_argument("--max-chars", type=int, default=100_000, help="safety cap on the page text")
     ob.add_argument(
         "--allow", action="append", default=[], metavar="URL", help="another host the page may reach"
     )
@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         except ActionParseError as e:
             print(f"error: --do {text!r}: {e}", file=sys.stderr)
             return 2
-    cfg = RolloutConfig(observation=args.mode, obs_max_tokens=args.max_tokens)
+    cfg = RolloutConfig(observation=args.mode, page_max_chars=args.max_chars)
     task = _task_for(args.url, args.allow)
     if args.storage_state:
         task = task.model_copy(update={"storage_state": args.storage_state, "require_login": True})

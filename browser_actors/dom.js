@@ -75,7 +75,7 @@
       if (v === null || v === '' || (a === 'type' && v === 'text')) continue;
       parts.push(a + '="' + esc(cut(clean(v), 80)) + '"');
     }
-    if (el.tagName === 'A' && el.hasAttribute('href')) {
+    if (opts.links !== false && el.tagName === 'A' && el.hasAttribute('href')) {
       let h = el.getAttribute('href');
       try {
         const u = new URL(h, doc.baseURI);

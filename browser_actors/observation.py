@@ -1,7 +1,9 @@
 """Observation text: one in-page pass (dom.js) for ids and simplified HTML, CDP for the accessibility tree.
 
-`Observation.text` is the page content only (simplified HTML or accessibility tree), cut to the token budget with
-a visible marker; the URL, the tabs and the last error travel in their own fields, because the prompt builder
+`Observation.text` is the page content only (simplified HTML or accessibility tree). It is cut here only at a
+generous safety cap in characters (`rollout.page_max_chars`), with a visible marker: the token budget of the prompt is
+applied by the prompt builder alone (common/prompts.py), with the real tokenizer, so what a demonstration acted on
+and what the model is shown are the same text; the URL, the tabs and the last error travel in their own fields, because the prompt builder
 (common/prompts.py) lays them out itself. `render(obs)` gives the full view for people and scripts:
 
     URL: http://127.0.0.1:7770/checkout/cart/
@@ -11,7 +13,8 @@ a visible marker; the URL, the tabs and the last error travel in their own field
     <the page content>
 
 `Observation.short` is the compressed form for earlier turns in the history: URL, title and the first headings.
-Tokens are estimated as characters / 4 unless a tokenizer's `count_tokens(str) -> int` is supplied.
+`rollout.html_links: false` leaves link targets (href) out of the HTML: they carry no action value for an agent that
+clicks by id, and are about a quarter of a page's tokens on the bundled sites.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ def approx_tokens(text: str) -> int:
 
 
 def truncate(text: str, max_tokens: int, count: TokenCounter = approx_tokens) -> tuple[str, bool]:
-    """Cut `text` at a line boundary so that it plus the marker fits in `max_tokens`."""
+    """Cut `text` at a line boundary so that it plus the marker fits in `max_tokens` units of `count`."""
     if max_tokens <= 0 or count(text) <= max_tokens:
         return text, False
     lines = text.split("\n")
@@ -48,8 +51,12 @@ def truncate(text: str, max_tokens: int, count: TokenCounter = approx_tokens) ->
         else:
             hi = mid - 1
     kept = lines[:lo]
-    if not kept:  # one enormous line: cut inside it
-        kept = [lines[0][: max(0, budget) * 4]]
+    if not kept:  # one enormous line: cut inside it, at the longest prefix that fits
+        first, a, b = lines[0], 0, len(lines[0])
+        while a < b:
+            mid = (a + b + 1) // 2
+            a, b = (mid, b) if count(first[:mid]) <= budget else (a, mid - 1)
+        kept = [first[:a]]
         lo = 1
     return "\n".join(kept + [TRUNCATION_MARKER.format(n=len(lines) - lo)]), True
 
@@ -91,17 +98,16 @@ async def build(
     pages: list[Any],
     *,
     mode: Literal["html", "axtree"],
-    max_tokens: int,
+    max_chars: int,
     error: str | None,
-    count: TokenCounter | None = None,
+    links: bool = True,
 ) -> Observation:
-    """The observation of `page` (the active tab among `pages`)."""
-    count = count or approx_tokens
-    result = await page.evaluate(DOM_JS, {"html": mode == "html"})
+    """The observation of `page` (the active tab among `pages`), cut at `max_chars` characters."""
+    result = await page.evaluate(DOM_JS, {"html": mode == "html", "links": links})
     body = result["html"] if mode == "html" else await _axtree(cdp)
     tabs = await tab_titles(pages)
     active = pages.index(page) if page in pages else 0
-    body, cut = truncate(body or "(empty page)", max_tokens, count)
+    body, cut = truncate(body or "(empty page)", max_chars, len)
     return Observation(
         text=body,
         short=short_form(page.url, result["title"], result["headings"]),

@@ -49,6 +49,11 @@ class InferenceConfig(_Section):
     temperature: float = Field(1.0, description="sampling temperature for rollouts")
     top_p: float = Field(1.0, description="nucleus sampling for rollouts")
     eval_temperature: float = Field(0.0, description="sampling temperature for evaluation (0 = greedy)")
+    cpu_threads: int = Field(
+        0,
+        description="CPU engines: threads (cores 0..N-1) of each engine; 0 = vLLM's own choice. The learner is "
+        "idle while engines generate, so on a small machine engines can use its cores",
+    )
     seed: int = Field(0, description="engine seed")
 
 
@@ -56,7 +61,15 @@ class RolloutConfig(_Section):
     max_turns: int = Field(10, description="max agent turns per episode (test-time scaling: raise at eval)")
     observation: Literal["html", "axtree"] = Field("html", description="observation kind")
     obs_max_tokens: int = Field(
-        1500, description="observation token budget; longer ones are cut with a marker"
+        1500,
+        description="token budget of the page in each prompt (real tokens, cut by the prompt builder only)",
+    )
+    page_max_chars: int = Field(
+        100_000, description="safety cap on the page text the browser returns (characters)"
+    )
+    html_links: bool = Field(True, description="show link targets (href) in HTML observations")
+    system_prompt: Literal["full", "compact"] = Field(
+        "full", description="full action-space prompt, or ~100 tokens for small models and short contexts"
     )
     grammar: Literal["webarena", "webrl"] = Field(
         "webarena", description="action grammar in the system prompt"
@@ -97,8 +110,22 @@ class BCConfig(_Section):
         "", description="JSONL of demonstration trajectories; '' = generate with the scripted expert"
     )
     epochs: int = Field(1, description="passes over the demonstrations")
-    lr: float = Field(1e-5, description="learning rate of behaviour cloning")
-    max_demos: int = Field(0, description="cap on demonstrations used (0 = all)")
+    lr: float = Field(1e-5, description="peak learning rate of behaviour cloning")
+    batch_size: int = Field(16, description="demonstration turns per optimizer step")
+    warmup_steps: int = Field(0, description="linear LR warm-up steps of behaviour cloning")
+    schedule: Literal["constant", "cosine"] = Field(
+        "constant", description="LR after warm-up: constant, or cosine to 10% of the peak"
+    )
+    max_demos: int = Field(
+        0,
+        description="demonstrations to collect, balanced across templates (round-robin over them; 0 = all)",
+    )
+    held_out: int = Field(
+        0, description="demonstrations kept out of training to measure action-token accuracy"
+    )
+    reply_style: Literal["summary", "bare"] = Field(
+        "summary", description="demo replies: 'In summary, ... ```action```' or the fenced action alone"
+    )
 
 
 class RLConfig(_Section):
@@ -110,6 +137,17 @@ class RLConfig(_Section):
     kl_beta: float = Field(0.001, description="KL penalty to the reference policy (paper's code: 0.001)")
     updates_per_batch: int = Field(1, description="optimizer passes over each rollout batch")
     adv_eps: float = Field(1e-6, description="epsilon in (r - mean) / (std + eps)")
+    templates: list[int | str] = Field(
+        default_factory=list, description="only train tasks of these template ids ([] = all)"
+    )
+    expert_solvable: bool = Field(
+        False,
+        description="only templates whose demonstrations the expert finished within rollout.max_turns",
+    )
+    curriculum: Literal["uniform", "mixed"] = Field(
+        "uniform",
+        description="task sampling: uniform, or by template weight 4p(1-p) of recent group success (floor 0.1)",
+    )
 
 
 class LearnerConfig(_Section):
@@ -153,7 +191,11 @@ class EnvironmentConfig(_Section):
 
 
 class EvalConfig(_Section):
-    max_tasks: int = Field(0, description="cap on evaluated tasks (0 = whole split)")
+    max_tasks: int = Field(
+        0,
+        description="evaluated tasks: a seeded sample stratified by template (every template at least once "
+        "when max_tasks >= templates); 0 = the whole split",
+    )
     samples_per_task: int = Field(1, description="episodes per task at evaluation")
 
 
@@ -197,6 +239,8 @@ class TrainConfig(_Section):
             raise ValueError("rollout.num_browsers must be >= 1")
         if self.inference.max_new_tokens >= self.model.max_context:
             raise ValueError("inference.max_new_tokens must be below model.max_context")
+        if self.bc.batch_size < 1:
+            raise ValueError("bc.batch_size must be >= 1")
         return self
 
     @property

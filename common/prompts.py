@@ -59,11 +59,35 @@ _EXAMPLE = {
 }
 
 
-def system_prompt(grammar: str = "webarena", thinking: bool = False) -> str:
-    """The system prompt: the agent's role, the action space of `grammar`, and the reply format."""
+# The compact system prompt for small models and short contexts: the actions the bundled sites need, one line each
+# (~100 tokens instead of ~420; every prompt row of the learner pays for the system prompt).
+_COMPACT = {
+    "webarena": (
+        "You are a web agent. Each round you see the page; elements carry ids. Reply with one action in a code "
+        "block:\n```click [id]``` ```type [id] [text] [1]``` (1 = press Enter, 0 = not) ```select [id] [option]```"
+        " ```scroll [down]``` ```goto [url]``` ```go_back``` ```stop [answer]``` (the answer if the task asks for "
+        "one, else stop [])."
+    ),
+    "webrl": (
+        "You are a web agent. Each round you see the page; elements carry ids. Reply with one line of code: "
+        'do(action="Click", element="id"), do(action="Type", argument="text", element="id"), '
+        'do(action="Select Dropdown Option", argument="option", element="id"), do(action="Scroll Down"), '
+        'go_backward(), exit(message="answer").'
+    ),
+}
+SYSTEM_PROMPTS = ("full", "compact")
+
+
+def system_prompt(grammar: str = "webarena", thinking: bool = False, style: str = "full") -> str:
+    """The system prompt: the agent's role, the action space of `grammar`, and the reply format. `style` "compact"
+    lists the common actions in one paragraph (the parser still accepts the whole grammar)."""
     if grammar not in GRAMMARS:
         raise ValueError(f"unknown grammar {grammar!r} (expected one of {', '.join(GRAMMARS)})")
+    if style not in SYSTEM_PROMPTS:
+        raise ValueError(f"unknown system prompt style {style!r} (expected one of {', '.join(SYSTEM_PROMPTS)})")
     fmt = _THINKING.format(example=_EXAMPLE[grammar]) if thinking else _FORMAT[grammar]
+    if style == "compact":
+        return _COMPACT[grammar] + (f" {fmt}" if thinking else "")
     return (
         "You are a web agent that completes tasks in a web browser. Each round you see the current page as text, in "
         "which the elements you can act on carry ids, and you issue exactly one action. Earlier pages are shown in "
@@ -95,6 +119,7 @@ class PromptBuilder:
         obs_max_tokens: int = 1500,
         cache_size: int = 2048,
         template_kwargs: dict[str, Any] | None = None,
+        system: str = "full",
     ) -> None:
         if compression not in COMPRESSIONS:
             raise ValueError(
@@ -104,7 +129,7 @@ class PromptBuilder:
         self.grammar, self.thinking, self.compression = grammar, thinking, compression
         self.obs_max_tokens = obs_max_tokens
         self.template_kwargs = dict(template_kwargs or {})
-        self._system = system_prompt(grammar, thinking)
+        self._system = system_prompt(grammar, thinking, system)
         self._init_args = (
             tokenizer,
             grammar,
@@ -113,6 +138,7 @@ class PromptBuilder:
             obs_max_tokens,
             cache_size,
             template_kwargs,
+            system,
         )
         self._special_ids = frozenset(getattr(tokenizer, "all_special_ids", []))
         added = getattr(
@@ -140,7 +166,14 @@ class PromptBuilder:
     @classmethod
     def from_config(cls, tokenizer: Any, rollout: Any) -> PromptBuilder:
         """From a common.config.RolloutConfig."""
-        return cls(tokenizer, rollout.grammar, rollout.thinking, rollout.compression, rollout.obs_max_tokens)
+        return cls(
+            tokenizer,
+            rollout.grammar,
+            rollout.thinking,
+            rollout.compression,
+            rollout.obs_max_tokens,
+            system=rollout.system_prompt,
+        )
 
     # ------------------------------------------------------------ public
 
@@ -183,6 +216,11 @@ class PromptBuilder:
             parse_error = history[k - 1].parse_error if k > 0 else None
             out.append(self._user_text(k, intent, obs, parse_error, current=turn is None))
         return out
+
+    def visible(self, obs: Observation) -> Observation:
+        """The observation as the prompt shows it: its text cut to `obs_max_tokens` real tokens (the only place a
+        page is cut). The scripted expert acts on this, so it can only use what the model sees."""
+        return obs.model_copy(update={"text": self._fit(obs.text)})
 
     def encode(self, text: str) -> list[int]:
         return self.tokenizer.encode(text, add_special_tokens=False) if text else []

@@ -4,7 +4,8 @@ A plain class; the driver applies `ray.remote(num_gpus=...)(LearnerActor)` where
 
     cfg = load_config("configs/cpu_demo.yaml")
     learner = LearnerActor(cfg)                      # DS_ACCELERATOR=cpu + gloo when no GPU is visible
-    learner.bc_step(demos)                           # SFT on action tokens of each turn's exact prompt
+    learner.train_bc(demos, held_out)                # SFT on action tokens of each turn's exact prompt
+    learner.begin_rl(reference=bc_checkpoint)        # KL reference = the BC result; fresh optimizer
     learner.rl_step(groups)                          # advantages, M-GRPO, one optimizer step
     learner.save_checkpoint()                        # <output_dir>/checkpoints/ckpt-<iteration>
 
@@ -16,6 +17,7 @@ episode as one sequence); see learner/algos.py for the loss.
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from collections.abc import Iterator, Sequence
@@ -30,6 +32,8 @@ from learner import checkpoint as ckpt
 from learner import engine as eng
 from learner.algos import policy_loss, sft_loss, token_logprobs
 from learner.samples import Batch, Sample, collate, demo_samples, micro_batches, rl_samples
+
+log = logging.getLogger(__name__)
 
 
 class LearnerActor:
@@ -51,7 +55,8 @@ class LearnerActor:
         self._hf_ds = eng.hf_zero3_config(conf)  # must outlive every from_pretrained under ZeRO-3
         self.engine, self.scheduler = eng.build_engine(eng.load_model(self.model_path, cfg), cfg, world_size)
         self.engine.train()
-        self.ref = eng.build_reference(self.model_path, cfg, world_size) if cfg.rl.kl_beta > 0 else None
+        self.ref: Any = None  # the KL reference: built by begin_rl from the policy at the start of RL
+        self._rl_begun = False
         self.tokenizer = _load_tokenizer(self.model_path)
         pad = self.tokenizer.pad_token_id if self.tokenizer is not None else None
         if pad is None:  # padding is masked out, so any id works; prefer the model's own
@@ -75,8 +80,8 @@ class LearnerActor:
     def iteration(self) -> int:
         return int(self.state["iteration"])
 
-    def _logprobs(self, model: Any, batch: Batch) -> torch.Tensor:
-        """[B, K] logprob of each kept target token under `model` (the engine or the reference)."""
+    def _logits(self, model: Any, batch: Batch) -> torch.Tensor:
+        """[B, K, V] next-token logits at the kept positions (those that predict `batch.targets`)."""
         out = model(
             input_ids=batch.input_ids,
             attention_mask=batch.attention_mask,
@@ -84,7 +89,15 @@ class LearnerActor:
             logits_to_keep=batch.logits_to_keep,
             use_cache=False,
         )
-        return token_logprobs(out.logits[:, :-1], batch.targets)
+        return out.logits[:, :-1]
+
+    def _logprobs(self, model: Any, batch: Batch, temperature: float = 1.0) -> torch.Tensor:
+        """[B, K] logprob of each kept target token under `model` (the engine or the reference), at `temperature`:
+        the distribution the engine sampled from is softmax(logits / T), so RL must score tokens under that one."""
+        logits = self._logits(model, batch)
+        if temperature != 1.0:
+            logits = logits.float() / temperature
+        return token_logprobs(logits, batch.targets)
 
     def _my_batches(self, samples: list[Sample]) -> list[Batch]:
         """This rank's micro-batches. Every rank runs the same count (collectives must pair up): a rank short of
@@ -127,19 +140,20 @@ class LearnerActor:
         )
         return metrics
 
-    # ---- training ----------------------------------------------------------------------------------------------
-    def bc_step(self, demos: Sequence[Trajectory | Turn]) -> dict[str, Any]:
-        """One optimizer step of behaviour cloning: mean NLL over all action tokens of the batch.
-        `demos` are trajectories, or turns that already carry their prompt / completion ids."""
+    # ---- behaviour cloning -------------------------------------------------------------------------------------
+    def bc_step(self, demos: Sequence[Trajectory]) -> dict[str, Any]:
+        """One optimizer step of behaviour cloning over every turn of `demos` (trajectories whose turns carry their
+        exact prompt / completion ids): the mean NLL over all action tokens of the batch."""
+        samples, skipped = demo_samples(demos, self.cfg.model.max_context)
+        return self._bc_step(samples, {f"skipped_{k}": v for k, v in skipped.items()})
+
+    def _bc_step(self, samples: list[Sample], metrics: dict[str, Any] | None = None) -> dict[str, Any]:
         t0 = time.perf_counter()
-        trajs = [d if isinstance(d, Trajectory) else Trajectory(task_id="bc", turns=[d]) for d in demos]
-        samples, skipped = demo_samples(trajs, self.cfg.model.max_context)
-        metrics: dict[str, Any] = {"samples": len(samples), **{f"skipped_{k}": v for k, v in skipped.items()}}
+        metrics = {"samples": len(samples), **(metrics or {})}
         if not samples:
             return self._finish(
                 "bc", {**metrics, "skipped": True, "loss": float("nan"), "grad_norm": 0.0}, t0, 0
             )
-        self.scheduler.set_peak(self.cfg.bc.lr)
         total = sum(s.trained_tokens for s in samples)
         batches = self._my_batches(samples)
         loss_sum = 0.0
@@ -155,41 +169,111 @@ class LearnerActor:
         return self._finish("bc", metrics, t0, sum(len(s.input_ids) for s in samples))
 
     def train_bc(
-        self, demos: Sequence[Trajectory | Turn], epochs: int = 1, batch_size: int = 16
+        self,
+        demos: Sequence[Trajectory],
+        held_out: Sequence[Trajectory] = (),
+        *,
+        epochs: int | None = None,
+        batch_size: int | None = None,
     ) -> dict[str, Any]:
-        """`epochs` shuffled passes (seeded) over the demonstrations, `batch_size` items per optimizer step.
-        Returns a summary; `history` holds each step's metrics."""
+        """Behaviour cloning: `bc.epochs` seeded shuffles of the demonstrations' turns, `bc.batch_size` turns per
+        optimizer step, LR `bc.lr` with `bc.warmup_steps` and `bc.schedule`. Action-token accuracy and NLL on the
+        `held_out` demonstrations are measured before the first step and after every epoch. Returns a summary;
+        `history` holds each step's metrics, `held_out` each measurement."""
         import random
 
-        history = []
+        bc = self.cfg.bc
+        epochs = bc.epochs if epochs is None else epochs
+        batch_size = bc.batch_size if batch_size is None else batch_size
+        samples, skipped = demo_samples(demos, self.cfg.model.max_context)
+        probe, _ = demo_samples(held_out, self.cfg.model.max_context)
+        per_epoch = math.ceil(len(samples) / batch_size) if samples else 0
+        self.scheduler.begin(bc.lr, bc.warmup_steps, per_epoch * epochs, bc.schedule)
+        history: list[dict[str, Any]] = []
+        checks = [{"epoch": 0, **self.evaluate_demos(probe)}] if probe else []
         for epoch in range(epochs):
-            order = list(range(len(demos)))
+            order = list(range(len(samples)))
             random.Random(self.cfg.seed + epoch).shuffle(order)
             for i in range(0, len(order), batch_size):
-                history.append(self.bc_step([demos[j] for j in order[i : i + batch_size]]))
+                step = self._bc_step([samples[j] for j in order[i : i + batch_size]], {"epoch": epoch + 1})
+                history.append(step)
+                log.info(
+                    "bc step %d: loss %.4f, grad norm %.3f, lr %.2e",
+                    len(history),
+                    step["loss"],
+                    step["grad_norm"],
+                    step["lr"],
+                )
+            if probe:
+                checks.append({"epoch": epoch + 1, **self.evaluate_demos(probe)})
+                log.info("bc epoch %d held-out: %s", epoch + 1, checks[-1])
         done = [h for h in history if not h.get("skipped")]
         seconds = sum(h["seconds"] for h in history)
         tokens = sum(h["tokens"] for h in history)
         return {
             "steps": len(done),
+            "turns": len(samples),
+            **{f"skipped_{k}": v for k, v in skipped.items()},
             "loss_first": done[0]["loss"] if done else float("nan"),
             "loss_last": done[-1]["loss"] if done else float("nan"),
             "tokens": tokens,
+            "trained_tokens": sum(h.get("trained_tokens", 0) for h in done),
             "seconds": seconds,
             "tokens_per_s": tokens / seconds if seconds else 0.0,
             "iteration": self.iteration,
+            "held_out": checks,
             "history": history,
         }
+
+    @torch.no_grad()
+    def evaluate_demos(self, samples: Sequence[Sample]) -> dict[str, float]:
+        """Teacher-forced check on demonstration turns: NLL per action token, the share of action tokens that are
+        the model's argmax, and the share of turns whose whole reply is argmax (what greedy decoding would write)."""
+        nll, correct, tokens, exact = 0.0, 0.0, 0.0, 0
+        for idx in micro_batches(list(samples), self.cfg.learner.micro_batch_tokens):
+            batch = collate([samples[i] for i in idx], self.pad_id).to(self.device)
+            logits = self._logits(self.engine, batch).float()
+            lp = token_logprobs(logits, batch.targets)
+            hit = (logits.argmax(-1) == batch.targets).float() * batch.mask
+            nll -= float((lp * batch.mask).sum())
+            correct += float(hit.sum())
+            tokens += float(batch.mask.sum())
+            exact += int(((hit == batch.mask) | (batch.mask == 0)).all(-1).sum())
+        n = max(tokens, 1.0)
+        return {"nll": nll / n, "token_accuracy": correct / n, "turn_exact": exact / max(1, len(samples))}
+
+    # ---- M-GRPO ------------------------------------------------------------------------------------------------
+    def begin_rl(self, reference: str | None = None) -> dict[str, Any]:
+        """Start (or resume) the RL phase. The KL reference is the policy at the start of RL: the folder
+        `reference` (the BC result's checkpoint; kept in the state so a resumed run uses the same one), else the
+        current weights. A fresh RL phase (no RL step done yet) also starts with a fresh optimizer: Adam's moments
+        from BC would push RL's first steps along BC's gradients."""
+        rl = self.cfg.rl
+        reference = reference or self.state.get("rl_reference") or None
+        if rl.kl_beta > 0:
+            self.ref = eng.build_reference(reference or self.model_path, self.cfg, self.world_size)
+            if reference is None:  # no folder: copy the weights as they are now
+                eng.copy_weights(self.engine.module, self.ref, self.cfg.learner.zero_stage)
+        self.state["rl_reference"] = reference
+        fresh = int(self.state["rl_steps"]) == 0
+        if fresh:
+            eng.reset_optimizer(self.engine)
+            self.scheduler.begin(rl.lr, self.cfg.learner.warmup_steps)
+        self._rl_begun = True
+        return {"reference": reference or "current weights", "fresh_optimizer": fresh}
 
     def rl_step(self, groups: Sequence[TrajectoryGroup]) -> dict[str, Any]:
         """M-GRPO on finished groups: `rl.updates_per_batch` optimizer steps over the batch.
 
         Old logprobs are those of the policy before this call. With one update they equal the current logprobs, so
         the detached values of the gradient pass are used (the same numbers, one forward fewer); with more updates
-        they are recomputed under no_grad first. The engine's sampling logprobs (Turn.logprobs) only feed the
-        inference/training mismatch report.
+        they are recomputed under no_grad first. Logprobs are taken at the sampling temperature. A batch without
+        any non-zero advantage makes no optimizer step at all, with or without a KL term (a KL-only step would
+        only pull towards the reference on data that carries no signal).
         """
         t0 = time.perf_counter()
+        if not self._rl_begun:
+            self.begin_rl()
         rl = self.cfg.rl
         kl_on = rl.kl_beta > 0 and self.ref is not None
         samples, adv, skipped = rl_samples(
@@ -200,33 +284,28 @@ class LearnerActor:
             **adv.as_dict(),
             **{f"skipped_{k}": v for k, v in skipped.items()},
         }
-        if not samples:  # every group without signal: no gradient at all, so no optimizer step
-            return self._finish(
-                "rl",
-                {
-                    **metrics,
-                    "skipped": True,
-                    "loss": 0.0,
-                    "grad_norm": 0.0,
-                    "kl": 0.0,
-                    "clip_frac": 0.0,
-                    "approx_kl": 0.0,
-                },
-                t0,
-                0,
-            )
-        self.scheduler.set_peak(rl.lr)
+        if not any(s.advantage != 0.0 for s in samples):
+            self.state["no_signal_batches"] = int(self.state.get("no_signal_batches", 0)) + 1
+            empty = {"skipped": True, "no_signal": True, "loss": 0.0, "grad_norm": 0.0, "kl": 0.0}
+            return self._finish("rl", {**metrics, **empty, "clip_frac": 0.0, "approx_kl": 0.0}, t0, 0)
         batches = self._my_batches(samples)
+        metrics.update(self._rl_updates(batches, kl_on), micro_batches=len(batches))
+        return self._finish("rl", metrics, t0, sum(len(s.input_ids) for s in samples) * rl.updates_per_batch)
+
+    def _rl_updates(self, batches: list[Batch], kl_on: bool) -> dict[str, Any]:
+        """`rl.updates_per_batch` optimizer steps over `batches`; the loss, ratio / clip / KL statistics and the
+        engine/learner logprob mismatch."""
+        rl, temp = self.cfg.rl, self.cfg.inference.temperature
         with torch.no_grad():
-            ref = [self._logprobs(self.ref, b) for b in batches] if kl_on else [None] * len(batches)
-            old = [self._logprobs(self.engine, b) for b in batches] if rl.updates_per_batch > 1 else None
+            ref = [self._logprobs(self.ref, b, temp) for b in batches] if kl_on else [None] * len(batches)
+            old = [self._logprobs(self.engine, b, temp) for b in batches] if rl.updates_per_batch > 1 else None
         sums = {"tokens": 0.0, "clipped": 0.0, "approx_kl_sum": 0.0, "ref_kl_sum": 0.0, "ratio_sum": 0.0}
         mismatch = [0.0, 0.0, 0.0]  # |logp_train - logp_sample| sum, k3 sum, count
         loss_sum, norms = 0.0, []
         for update in range(rl.updates_per_batch):
             for k, b in enumerate(batches):
                 self.engine.set_gradient_accumulation_boundary(k == len(batches) - 1)
-                lp = self._logprobs(self.engine, b)
+                lp = self._logprobs(self.engine, b, temp)
                 old_k = old[k] if old is not None else lp.detach()
                 loss, st = policy_loss(
                     lp,
@@ -247,29 +326,28 @@ class LearnerActor:
                         sums[key] += st[key]
             norms.append(self._optimizer_step())
         n = max(sums["tokens"], 1.0)
-        metrics.update(
-            loss=loss_sum,
-            grad_norm=norms[-1],
-            kl=sums["ref_kl_sum"] / n,
-            clip_frac=sums["clipped"] / n,
-            approx_kl=sums["approx_kl_sum"] / n,
-            ratio_mean=sums["ratio_sum"] / n,
-            trained_tokens=int(sums["tokens"]),
-            micro_batches=len(batches),
-            sampling_abs_diff=mismatch[0] / mismatch[2] if mismatch[2] else float("nan"),
-            sampling_kl=mismatch[1] / mismatch[2] if mismatch[2] else float("nan"),
-        )
-        return self._finish("rl", metrics, t0, sum(len(s.input_ids) for s in samples) * rl.updates_per_batch)
+        return {
+            "loss": loss_sum,
+            "grad_norm": norms[-1],
+            "kl": sums["ref_kl_sum"] / n,
+            "clip_frac": sums["clipped"] / n,
+            "approx_kl": sums["approx_kl_sum"] / n,
+            "ratio_mean": sums["ratio_sum"] / n,
+            "trained_tokens": int(sums["tokens"]),
+            "sampling_abs_diff": mismatch[0] / mismatch[2] if mismatch[2] else float("nan"),
+            "sampling_kl": mismatch[1] / mismatch[2] if mismatch[2] else float("nan"),
+        }
 
     # ---- inspection, weights, checkpoints ----------------------------------------------------------------------
     @torch.no_grad()
-    def log_probs(self, items: Sequence[Turn | Sample]) -> list[list[float]]:
-        """Current-policy logprob of every generated token of each turn (for tests and mismatch checks)."""
+    def log_probs(self, items: Sequence[Turn | Sample], temperature: float = 1.0) -> list[list[float]]:
+        """Current-policy logprob of every generated token of each turn, at `temperature` (for tests and mismatch
+        checks)."""
         samples = [x if isinstance(x, Sample) else Sample.from_turn(x) for x in items]
         out: list[list[float]] = [[] for _ in samples]
         for idx in micro_batches(samples, self.cfg.learner.micro_batch_tokens):
             batch = collate([samples[i] for i in idx], self.pad_id).to(self.device)
-            lp = self._logprobs(self.engine, batch).float().cpu()
+            lp = self._logprobs(self.engine, batch, temperature).float().cpu()
             for row, i in enumerate(idx):
                 out[i] = lp[row][batch.mask[row].cpu() > 0].tolist()
         return out

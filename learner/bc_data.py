@@ -1,48 +1,41 @@
-"""Behaviour-cloning samples from demonstrations: each expert turn becomes (prompt ids, completion ids).
+"""Demonstrations from a file (`bc.demos`) that carry observations and actions but no token ids.
 
-Demonstrations record observations and actions (the expert acts through the same grammar and browser as the model),
-not token ids. Here each action is rendered in the run's grammar, tokenized once as the completion, and every
-turn's prompt is built by the same PromptBuilder that rollouts use, with earlier completions spliced in as ids —
-so a BC sample is exactly the prompt the policy will see at that point of an episode.
+The expert's own demonstrations come out of the rollout loop with exact ids already (rollout_workers/demos.py).
+Demonstrations recorded elsewhere (another agent, people) hold observations and actions only: here each action is
+written as a reply in the run's grammar (`rollout_workers.policy.reply_text`), tokenized once as the completion, and
+every turn's prompt is built by the same PromptBuilder that rollouts use, with earlier completions spliced in as ids
+— so a BC sample is exactly the prompt the policy will see at that point of an episode. They stay Trajectories.
 """
 
 from __future__ import annotations
 
-from common.actions import render_action
 from common.records import Trajectory, Turn
+from rollout_workers.policy import reply_text
 
 
-def completion_text(turn: Turn, grammar: str, thinking: bool) -> str:
-    action = render_action(turn.action, grammar)
-    if thinking:
-        why = turn.completion_text or "I will take the next step towards the goal."
-        return f"<think>{why}</think><answer>{action}</answer>"
-    return (
-        f"In summary, the next action I will perform is ```{action}```" if grammar == "webarena" else action
-    )
-
-
-def tokenize_demos(demos: list[Trajectory], builder) -> list[Turn]:
-    """Turns with prompt_ids/completion_ids filled (the learner's BC input); failed or unscored demos are skipped."""
-    out: list[Turn] = []
+def with_token_ids(demos: list[Trajectory], builder, style: str = "summary") -> list[Trajectory]:
+    """The demonstrations with prompt / completion ids on every turn that has an action (turns that already carry
+    ids are kept as they are); demonstrations scored below 1 are left out."""
+    out: list[Trajectory] = []
     for traj in demos:
         if traj.reward is not None and traj.reward < 1:
+            continue
+        if all(t.prompt_ids and t.completion_ids for t in traj.turns):
+            out.append(traj)
             continue
         history: list[Turn] = []
         for turn in traj.turns:
             if turn.action is None:
                 continue
-            text = completion_text(turn, builder.grammar, builder.thinking)
-            completion = builder.encode_completion(text)
-            prompt = builder.build(traj.intent, history, turn.observation)
+            text = reply_text(turn.action, builder.grammar, builder.thinking, turn.completion_text, style)
             t = turn.model_copy(
                 update={
-                    "prompt_ids": prompt,
-                    "completion_ids": completion,
+                    "prompt_ids": builder.build(traj.intent, history, turn.observation),
+                    "completion_ids": builder.encode_completion(text),
                     "completion_text": text,
                     "logprobs": [],
                 }
             )
             history.append(t)
-            out.append(t)
+        out.append(traj.model_copy(update={"turns": history}))
     return out

@@ -6,12 +6,13 @@
 - Optimizer: AdamW through DeepSpeed's config with `torch_adam: true`, i.e. torch.optim.AdamW. This skips
   DeepSpeed's FusedAdam / cpu_adam ops, which are JIT-compiled on first use (a CUDA toolchain on GPUs, ~45 s of C++
   on CPUs). The CPU accelerator still builds its small shared-memory comm op once (cached in ~/.cache/torch_extensions).
-- LR: constant after a linear warm-up (the paper: 1e-6 constant); the peak LR is switched per phase (BC / RL).
+- LR: per phase (BC / RL): a linear warm-up, then constant (the paper's RL: 1e-6 constant) or cosine (BC).
 """
 
 from __future__ import annotations
 
 import importlib.util
+import math
 import os
 import socket
 from typing import Any
@@ -133,29 +134,76 @@ def load_model(path: str, cfg: TrainConfig) -> torch.nn.Module:
     return model
 
 
-class WarmupConstantLR(LRScheduler):
-    """LR = peak * min(1, (step + 1) / warmup): linear warm-up, then constant. `peak` can change between phases."""
+class PhaseLR(LRScheduler):
+    """The LR of the current phase (BC or RL), set by `begin(peak, warmup_steps, total_steps, schedule)`:
+    linear warm-up over `warmup_steps`, then constant, or cosine down to 10% of the peak at `total_steps`.
+    Steps count from the phase's start; the phase settings are part of the state DeepSpeed checkpoints."""
 
     def __init__(self, optimizer: torch.optim.Optimizer, peak: float, warmup_steps: int) -> None:
-        self.peak = peak
-        self.warmup_steps = warmup_steps
+        self.peak, self.warmup_steps, self.total_steps, self.schedule = peak, warmup_steps, 0, "constant"
+        self.phase_start = 0
         super().__init__(optimizer)
 
     def get_lr(self) -> list[float]:
-        factor = 1.0 if self.warmup_steps <= 0 else min(1.0, (self.last_epoch + 1) / self.warmup_steps)
-        return [self.peak * factor for _ in self.optimizer.param_groups]
+        return [self.lr_at(self.last_epoch - self.phase_start) for _ in self.optimizer.param_groups]
 
-    def set_peak(self, peak: float) -> None:
-        self.peak = peak
+    def lr_at(self, k: int) -> float:
+        """The LR of the phase's step k (0-based)."""
+        factor = 1.0 if self.warmup_steps <= 0 else min(1.0, (k + 1) / self.warmup_steps)
+        if self.schedule == "cosine" and self.total_steps > self.warmup_steps:
+            done = min(1.0, max(0.0, (k - self.warmup_steps) / (self.total_steps - self.warmup_steps)))
+            factor *= 0.1 + 0.9 * 0.5 * (1.0 + math.cos(math.pi * done))
+        return self.peak * factor
+
+    def begin(self, peak: float, warmup_steps: int = 0, total_steps: int = 0, schedule: str = "constant") -> None:
+        if schedule not in ("constant", "cosine"):
+            raise ValueError(f"unknown LR schedule {schedule!r} (constant | cosine)")
+        self.peak, self.warmup_steps, self.total_steps, self.schedule = peak, warmup_steps, total_steps, schedule
+        self.phase_start = self.last_epoch
         for group, lr in zip(self.optimizer.param_groups, self.get_lr(), strict=True):
             group["lr"] = lr
+        self._last_lr = [g["lr"] for g in self.optimizer.param_groups]
 
 
-def build_engine(model: torch.nn.Module, cfg: TrainConfig, world_size: int) -> tuple[Any, WarmupConstantLR]:
+def inner_optimizer(opt: Any) -> torch.optim.Optimizer:
+    """The torch optimizer that holds the state, under DeepSpeed's ZeRO wrappers (`.optimizer` chains)."""
+    seen = 0
+    while not isinstance(opt, torch.optim.Optimizer) and hasattr(opt, "optimizer") and seen < 5:
+        opt, seen = opt.optimizer, seen + 1
+    if not isinstance(opt, torch.optim.Optimizer):
+        raise TypeError(f"no torch optimizer inside {type(opt).__name__}")
+    return opt
+
+
+def reset_optimizer(engine: Any) -> None:
+    """Forget the optimizer's moments and step counts (a fresh Adam for a new phase); weights are untouched."""
+    opt = inner_optimizer(engine.optimizer)
+    opt.state.clear()
+
+
+@torch.no_grad()
+def copy_weights(src: torch.nn.Module, dst: Any, zero_stage: int) -> None:
+    """dst's weights := src's (same architecture). Under ZeRO-3 both are gathered one tensor at a time."""
+    import contextlib
+
+    dst_params = dict(getattr(dst, "module", dst).named_parameters())
+    for name, p in src.named_parameters():
+        q = dst_params[name]
+        if zero_stage == 3:
+            import deepspeed
+
+            ctx = deepspeed.zero.GatheredParameters([p, q], modifier_rank=0)
+        else:
+            ctx = contextlib.nullcontext()
+        with ctx:
+            q.data.copy_(p.data.to(q.dtype))
+
+
+def build_engine(model: torch.nn.Module, cfg: TrainConfig, world_size: int) -> tuple[Any, PhaseLR]:
     import deepspeed
 
-    def scheduler(opt: torch.optim.Optimizer) -> WarmupConstantLR:
-        return WarmupConstantLR(opt, cfg.rl.lr, cfg.learner.warmup_steps)
+    def scheduler(opt: torch.optim.Optimizer) -> PhaseLR:
+        return PhaseLR(opt, cfg.rl.lr, cfg.learner.warmup_steps)
 
     params = [p for p in model.parameters() if p.requires_grad]
     engine, _, _, sched = deepspeed.initialize(

@@ -23,7 +23,6 @@ import argparse
 import asyncio
 import json
 import logging
-import random
 import sys
 import time
 from typing import Any
@@ -45,7 +44,7 @@ class Run:
         self.metrics: RayMetrics | None = None
         self.iteration = 0
         self.history: list[dict[str, Any]] = []
-        self.rng = random.Random(cfg.seed)
+        self.bc_checkpoint: str | None = None
 
     # --- bring-up ---------------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -91,29 +90,51 @@ class Run:
         return summary
 
     async def phase_bc(self) -> None:
-        from learner.bc_data import tokenize_demos
-
-        demos = await self._demos()
-        samples = tokenize_demos(demos, self.stack.builder)
-        print(f"[train] BC on {len(demos)} demonstrations ({len(samples)} turns)", flush=True)
-        stats = await self.learner.train_bc.remote(samples, self.cfg.bc.epochs)
-        self._log({"phase": "bc", "demos": len(demos), "turns": len(samples), **stats})
+        demos, report = await self._demos()
+        held = self.cfg.bc.held_out if len(demos) > 2 * self.cfg.bc.held_out else 0
+        # The held-out slice is spread over templates: every k-th demonstration of the template-balanced list.
+        step = max(1, len(demos) // held) if held else 0
+        held_out = demos[::step][:held] if held else []
+        train = [d for d in demos if all(d is not h for h in held_out)]
+        turns = sum(len(d.turns) for d in train)
+        prompt = [len(t.prompt_ids) for d in train for t in d.turns]
+        print(
+            f"[train] BC on {len(train)} demonstrations ({turns} turns, mean prompt "
+            f"{sum(prompt) / max(1, len(prompt)):.0f} tokens), {len(held_out)} held out; expert: "
+            f"{report.get('solved')}/{report.get('played')} solved, {report.get('over_budget', 0)} over "
+            "inference.max_new_tokens",
+            flush=True,
+        )
+        stats = await self.learner.train_bc.remote(train, held_out)
+        self._log({"phase": "bc", "demos": len(train), "held_out_demos": len(held_out), "expert": report, **stats})
         await self._push()
-        await self.learner.save_checkpoint.remote(tag="bc")
+        self.bc_checkpoint = await self.learner.save_checkpoint.remote(tag="bc")
 
     async def phase_rl(self) -> None:
+        from learner.curriculum import TaskSampler
+
         rl = self.cfg.rl
         train = self.stack.tasks("train")
+        solvable = None
+        if rl.expert_solvable:
+            _, report = await self._demos()
+            solvable = {int(k) if str(k).isdigit() else k for k, v in report["by_template"].items() if v["solved"]}
+        sampler = TaskSampler(train, rl, solvable, seed=self.cfg.seed)
+        template_of = {t.task_id: t.intent_template_id for t in train}
+        begun = await self.learner.begin_rl.remote(self.bc_checkpoint)
+        print(f"[train] RL on {sampler.size} train tasks; reference: {begun['reference']}", flush=True)
         start = self.iteration
         for it in range(start, rl.iterations):
             self.iteration = it
             self.metrics.set("iteration", it)
-            tasks = self.rng.sample(train, min(rl.tasks_per_iteration, len(train)))
+            tasks = sampler.sample(rl.tasks_per_iteration)
             t0 = time.time()
             groups: list[TrajectoryGroup] = []
             async for g in self.stack.worker.run_groups(tasks, rl.group_size, iteration=it):
                 groups.append(g)
             roll = summarize(groups, time.time() - t0)
+            sampler.record(groups, template_of)
+            roll["curriculum"] = sampler.weights()
             self._save_groups(groups, "rollouts.jsonl", append=True)
             trainable = [g for g in groups if not g.failed]
             stats = await self.learner.rl_step.remote(trainable)
@@ -139,24 +160,30 @@ class Run:
         )
         return stats
 
-    async def _demos(self) -> list[Trajectory]:
-        """The BC data: a JSONL file, or the scripted expert's successful episodes on (a sample of) the train split,
-        cached in the run folder."""
-        cap = self.cfg.bc.max_demos
+    async def _demos(self) -> tuple[list[Trajectory], dict[str, Any]]:
+        """The BC data and the expert's report: a JSONL file (`bc.demos`), or the scripted expert's episodes scored
+        1 on a template-balanced sample of the train split, played through the rollout loop and cached in the run
+        folder (demos.jsonl + demos.report.json)."""
         if self.cfg.bc.demos:
-            demos = load_jsonl(expand(self.cfg.bc.demos))
-        else:
-            from sites.expert import generate_demos
+            from learner.bc_data import with_token_ids
 
-            path = self.out / "demos.jsonl"
-            if path.exists():
-                demos = load_jsonl(str(path))
-            else:
-                train = self.stack.tasks("train")
-                tasks = random.Random(self.cfg.seed + 1).sample(train, min(cap, len(train))) if cap else train
-                demos = await generate_demos(self.stack, tasks, self.cfg)
-                dump_jsonl(demos, str(path))
-        return demos[:cap] if cap else demos
+            demos = with_token_ids(
+                load_jsonl(expand(self.cfg.bc.demos)), self.stack.builder, self.cfg.bc.reply_style
+            )
+            return demos, {"played": len(demos), "solved": len(demos), "by_template": {}}
+        from rollout_workers.demos import collect_demos
+
+        path, report_path = self.out / "demos.jsonl", self.out / "demos.report.json"
+        if path.exists() and report_path.exists():
+            return load_jsonl(str(path)), json.loads(report_path.read_text())
+        t0 = time.time()
+        demos, report = await collect_demos(
+            self.stack.worker, self.stack.tasks("train"), self.cfg, limit=self.cfg.bc.max_demos
+        )
+        summary = {**report.as_dict(), "seconds": round(time.time() - t0, 1)}
+        dump_jsonl(demos, str(path))
+        report_path.write_text(json.dumps(summary, indent=1))
+        return demos, summary
 
     # --- logging ------------------------------------------------------------------------------------------------
     def _log(self, record: dict[str, Any]) -> None:
@@ -167,11 +194,14 @@ class Run:
         brief = {
             k: v
             for k, v in record.items()
-            if k in ("phase", "label", "iteration", "success", "loss", "demos", "loss_first", "loss_last")
+            if k
+            in ("phase", "label", "iteration", "success", "success_ci95", "loss", "demos", "loss_first", "loss_last")
         }
         if "rollout" in record:
             brief["success"] = record["rollout"]["success"]
+            brief["prompt_tokens"] = record["rollout"].get("prompt_tokens_mean")
             brief["loss"] = record["learner"].get("loss")
+            brief["no_signal"] = record["learner"].get("no_signal", False)
         print(f"[train] {json.dumps(brief, default=str)}", flush=True)
 
     def _save_groups(self, groups: list[TrajectoryGroup], name: str, append: bool = False) -> None:

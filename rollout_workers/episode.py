@@ -1,9 +1,15 @@
-"""One episode: observation -> prompt ids -> engine -> parsed action -> browser step, until stop or max turns.
+"""One episode: observation -> prompt ids -> policy -> parsed action -> browser step, until stop or max turns.
 
-Each live episode awaits only its own engine call and browser step, so episodes of one group (and of many groups)
-advance independently: no lockstep turn batching; the engine batches whatever requests are in flight.
-Token exactness: the prompt ids stored on each Turn are the ids sent to the engine, and the completion ids are the
-engine's own; the prompt builder splices earlier completions in as ids.
+    result = await run_episode(task, browser=actor, policy=ModelPolicy(router, sampling), builder=builder,
+                               max_turns=8, grammar="webarena", thinking=False, sandbox=token)
+
+This is the only episode loop: the model and the scripted expert are both policies (rollout_workers/policy.py), so a
+demonstration is played, cut, recorded, retried and scored exactly like a rollout. Each live episode awaits only its
+own policy call and browser step, so episodes of one group (and of many groups) advance independently: no lockstep
+turn batching; the engine batches whatever requests are in flight.
+Token exactness: the prompt ids stored on each Turn are the ids the policy was given, and the completion ids are
+the engine's own (or, for the expert, its written reply tokenized once); the prompt builder splices earlier
+completions in as ids. The policy's reply is parsed with the run's grammar in both cases.
 """
 
 from __future__ import annotations
@@ -16,14 +22,11 @@ from typing import Any
 from common.actions import try_parse
 from common.records import FinalState, Observation, Stop, Trajectory, Turn
 from common.tasks import Task
+from rollout_workers.policy import PolicyGaveUp
 from rollout_workers.remote import call
 
-
-@dataclass
-class Sampling:
-    max_tokens: int
-    temperature: float
-    top_p: float = 1.0
+# Fewer free tokens than this after the prompt: the history no longer fits, the episode ends (as at max turns).
+MIN_REPLY_ROOM = 16
 
 
 @dataclass
@@ -36,42 +39,60 @@ class InfraFailure(Exception):
     """A failure of the harness (browser actor died, reset failed, step hung past its limit), not of the agent."""
 
 
+@dataclass
+class _Episode:
+    """What every turn of one episode needs."""
+
+    task: Task
+    traj: Trajectory
+    episode_id: str
+    browser: Any
+    policy: Any
+    builder: Any
+    max_new_tokens: int
+    grammar: str
+    thinking: bool
+    step_timeout: float
+    max_context: int | None
+
+
 async def run_episode(
     task: Task,
     *,
     browser: Any,
-    router: Any,
+    policy: Any,
     builder: Any,
-    sampling: Sampling,
     max_turns: int,
     grammar: str,
     thinking: bool,
+    max_new_tokens: int,
     sample_idx: int = 0,
     sandbox: str | None = None,
     step_timeout: float = 60.0,
     max_context: int | None = None,
+    source: str = "policy",
 ) -> EpisodeResult:
     """Play one episode; infrastructure failures are recorded on the trajectory (`failure`), never raised."""
-    traj = Trajectory(task_id=task.task_id, sample_idx=sample_idx, intent=task.intent, sites=list(task.sites))
-    episode_id = f"{task.task_id}#{sample_idx}#{uuid.uuid4().hex[:8]}"
+    traj = Trajectory(
+        task_id=task.task_id, sample_idx=sample_idx, intent=task.intent, sites=list(task.sites), source=source
+    )
+    ep = _Episode(
+        task,
+        traj,
+        f"{task.task_id}#{sample_idx}#{uuid.uuid4().hex[:8]}",
+        browser,
+        policy,
+        builder,
+        max_new_tokens,
+        grammar,
+        thinking,
+        step_timeout,
+        max_context,
+    )
     try:
-        obs: Observation = await call(browser, "reset", task, sandbox, episode_id, timeout=step_timeout * 2)
+        obs: Observation = await call(browser, "reset", task, sandbox, ep.episode_id, timeout=step_timeout * 2)
         for index in range(max_turns):
-            obs, done = await _turn(
-                traj,
-                index,
-                task,
-                obs,
-                browser,
-                router,
-                builder,
-                sampling,
-                grammar,
-                thinking,
-                episode_id,
-                step_timeout,
-                max_context,
-            )
+            obs, done = await _turn(ep, index, obs)
             if done:
                 break
         else:
@@ -82,64 +103,53 @@ async def run_episode(
         traj.termination = "error"
         return EpisodeResult(traj, None)
     finally:
-        release = getattr(router, "release", None)
-        if release is not None:
-            release(episode_id)
+        policy.end(ep.episode_id)
     traj.final_url = final.url
     final = final.model_copy(update={"answer": traj.answer})
     return EpisodeResult(traj, final)
 
 
-async def _turn(
-    traj,
-    index,
-    task,
-    obs,
-    browser,
-    router,
-    builder,
-    sampling,
-    grammar,
-    thinking,
-    episode_id,
-    step_timeout,
-    max_context,
-):
+async def _turn(ep: _Episode, index: int, obs: Observation) -> tuple[Observation, bool]:
+    traj = ep.traj
     t0 = time.perf_counter()
-    prompt_ids = builder.build(task.intent, traj.turns, obs)
+    prompt_ids = ep.builder.build(ep.task.intent, traj.turns, obs)
     t_prompt = time.perf_counter() - t0
-    budget = sampling.max_tokens
-    if max_context is not None:
-        room = max_context - len(prompt_ids)
-        budget = min(budget, room)
-        if room < min(
-            16, sampling.max_tokens
-        ):  # the history no longer fits: end the episode (as at max turns)
+    budget = ep.max_new_tokens
+    if ep.max_context is not None:
+        room = ep.max_context - len(prompt_ids)
+        if room < min(MIN_REPLY_ROOM, budget):
             traj.termination = "max_turns"
             traj.meta["context_overflow"] = True
             return obs, True
-    res = await router.generate(
-        episode_id, prompt_ids, max_tokens=budget, temperature=sampling.temperature, top_p=sampling.top_p
-    )
-    text = builder.decode(res.completion_ids)
-    action, parse_error = try_parse(text, grammar=grammar, thinking=thinking)
+        budget = min(budget, room)
+    try:
+        reply = await ep.policy.act(ep.episode_id, ep.task, prompt_ids, ep.builder.visible(obs), budget)
+    except PolicyGaveUp as e:
+        traj.termination = "gave_up"
+        traj.meta["gave_up"] = str(e)[:300]
+        return obs, True
+    text = reply.text or ep.builder.decode(reply.completion_ids)
+    action, parse_error = try_parse(text, grammar=ep.grammar, thinking=ep.thinking)
     turn = Turn(
         index=index,
         observation=obs,
         prompt_ids=prompt_ids,
-        completion_ids=list(res.completion_ids),
-        logprobs=list(res.logprobs),
+        completion_ids=list(reply.completion_ids),
+        logprobs=list(reply.logprobs),
         completion_text=text,
-        finish_reason=res.finish_reason,
+        finish_reason=reply.finish_reason,
         action=action,
         parse_error=parse_error,
-        weight_version=res.weight_version,
-        timings={"prompt": t_prompt, "generate": res.seconds},
+        weight_version=reply.weight_version,
+        timings={"prompt": t_prompt, "generate": reply.seconds},
     )
     traj.turns.append(turn)
+    if len(reply.completion_ids) > ep.max_new_tokens:
+        # Only a written reply can be longer than the sampling budget: the model could never produce it.
+        traj.meta["reply_over_budget"] = traj.meta.get("reply_over_budget", 0) + 1
     if action is None:
         # A bad action is data: the page is unchanged and the prompt builder shows the parse error in the next
-        # turn's feedback (STYLE 8).
+        # turn's feedback.
         return obs.model_copy(update={"last_action_error": None}), False
     if isinstance(action, Stop):
         traj.answer = action.answer
@@ -147,9 +157,9 @@ async def _turn(
         return obs, True
     t1 = time.perf_counter()
     try:
-        nxt: Observation = await call(browser, "step", action, timeout=step_timeout)
+        nxt: Observation = await call(ep.browser, "step", action, timeout=ep.step_timeout)
     except TimeoutError as e:
-        raise InfraFailure(f"browser step exceeded {step_timeout:.0f}s") from e
+        raise InfraFailure(f"browser step exceeded {ep.step_timeout:.0f}s") from e
     turn.timings["step"] = time.perf_counter() - t1
     if nxt.infra_error:
         traj.meta.setdefault("recovered_infra_errors", []).append(nxt.infra_error)

@@ -3,8 +3,9 @@
     python -m rollout_workers.evaluate --config configs/cpu_demo.yaml [--checkpoint DIR] [--split test]
     python -m rollout_workers.evaluate --config ... --set rollout.max_turns=30   # test-time scaling: more turns
 
-Runs every task of the split (or `eval.max_tasks` of them) with `eval.samples_per_task` episodes each, at
-`inference.eval_temperature`, through the same rollout path as training.
+Runs every task of the split (or a sample of `eval.max_tasks` of them, stratified by template) with
+`eval.samples_per_task` episodes each, at `inference.eval_temperature`, through the same rollout path as training.
+Success carries a 95% Wilson interval and a per-template breakdown.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import random
 import sys
 import time
 from typing import Any
@@ -22,11 +24,34 @@ from common.tasks import Task
 from rollout_workers.metrics import summarize
 
 
+def stratified_sample(tasks: list[Task], n: int, seed: int) -> list[Task]:
+    """`n` tasks spread over templates (`intent_template_id`): round-robin over the templates in a seeded order,
+    each template's tasks in a seeded order, so every template is represented once n >= the number of templates
+    and no template gets two more than another. n <= 0 or n >= len(tasks): all tasks."""
+    if n <= 0 or n >= len(tasks):
+        return list(tasks)
+    rng = random.Random(seed)
+    by_template: dict[Any, list[Task]] = {}
+    for t in tasks:
+        by_template.setdefault(t.intent_template_id, []).append(t)
+    pools = list(by_template.values())
+    rng.shuffle(pools)
+    for pool in pools:
+        rng.shuffle(pool)
+    out: list[Task] = []
+    while len(out) < n:
+        for pool in pools:
+            if pool and len(out) < n:
+                out.append(pool.pop())
+    return out
+
+
 async def evaluate(
     worker: Any, tasks: list[Task], cfg: TrainConfig, *, label: str = "eval", progress: bool = True
 ) -> tuple[dict[str, Any], list[TrajectoryGroup]]:
-    if cfg.eval.max_tasks:
-        tasks = tasks[: cfg.eval.max_tasks]
+    """`eval.samples_per_task` episodes of each task (a stratified sample of `eval.max_tasks`; the same sample in
+    every evaluation of a run, so before / after numbers compare the same tasks)."""
+    tasks = stratified_sample(tasks, cfg.eval.max_tasks, cfg.seed)
     bar = None
     if progress:
         from tqdm import tqdm

@@ -19,7 +19,8 @@ from typing import Any
 from common.config import TrainConfig
 from common.records import Reward, TrajectoryGroup
 from common.tasks import Task
-from rollout_workers.episode import EpisodeResult, Sampling, run_episode
+from rollout_workers.episode import EpisodeResult, run_episode
+from rollout_workers.policy import ModelPolicy, Sampling
 from rollout_workers.remote import call
 
 
@@ -98,8 +99,12 @@ class RolloutWorker:
         iteration: int = 0,
         evaluation: bool = False,
         max_turns: int | None = None,
+        policy: Any = None,
     ) -> TrajectoryGroup:
+        """`group_size` episodes of `task` in parallel; `policy` defaults to the model at the rollout (or, with
+        `evaluation`, the evaluation) sampling settings."""
         ro = self.cfg.rollout
+        policy = policy or ModelPolicy(self.router, self.sampling(evaluation))
         last: list[EpisodeResult] = []
         used: list[str | None] = []  # sandbox tokens of every attempt, dropped once the group is scored
         attempts = 0
@@ -114,12 +119,13 @@ class RolloutWorker:
                         run_episode(
                             task,
                             browser=actor,
-                            router=self.router,
+                            policy=policy,
                             builder=self.builder,
-                            sampling=self.sampling(evaluation),
                             max_turns=max_turns or ro.max_turns,
                             grammar=ro.grammar,
                             thinking=ro.thinking,
+                            max_new_tokens=self.cfg.inference.max_new_tokens,
+                            source=policy.source,
                             sample_idx=k,
                             sandbox=tok,
                             step_timeout=ro.step_timeout_s,
@@ -142,7 +148,9 @@ class RolloutWorker:
         if self.sandboxes is not None:
             await asyncio.gather(*(self.sandboxes.drop(t) for t in used if t), return_exceptions=True)
         for r in last:
-            r.trajectory.meta.update({"attempts": attempts, "seconds": time.time() - started})
+            r.trajectory.meta.update(
+                {"attempts": attempts, "seconds": time.time() - started, "template": task.intent_template_id}
+            )
         if self.on_group is not None:
             self.on_group(group)
         return group

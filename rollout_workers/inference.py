@@ -44,7 +44,7 @@ class GenerateResult:
     """One completion, token-exact. C = number of generated tokens."""
 
     completion_ids: list[int]  # [C] ids the engine sampled
-    logprobs: list[float]  # [C] logprob of each sampled id under the engine's (raw) distribution
+    logprobs: list[float]  # [C] logprob of each sampled id under the sampling distribution (temperature applied)
     finish_reason: str  # "stop" (EOS or a stop id) | "length" | "abort"
     weight_version: int  # the weights that produced every token of this completion
     seconds: float  # wall time from submission to the final token (includes queueing)
@@ -131,6 +131,12 @@ class InferenceActor:
         on_gpu = torch.cuda.is_available()
         if not on_gpu:  # read by the engine-core process, which inherits our environment
             os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", str(self.cfg.cpu_kvcache_gb))
+            if self.cfg.cpu_threads > 0:
+                # Bind the engine's OpenMP threads to cores 0..N-1 with none reserved. Ray's CPU count for this
+                # actor (1) would otherwise leave vllm-cpu one core while the learner, idle during rollouts,
+                # holds the rest.
+                os.environ["VLLM_CPU_OMP_THREADS_BIND"] = f"0-{self.cfg.cpu_threads - 1}"
+                os.environ["VLLM_CPU_NUM_OF_RESERVED_CPU"] = "0"
         extra: dict[str, Any] = {}
         if on_gpu:
             extra["gpu_memory_utilization"] = self.cfg.gpu_memory_utilization
@@ -147,6 +153,9 @@ class InferenceActor:
             tensor_parallel_size=self.cfg.tensor_parallel_size,
             seed=self.cfg.seed,
             disable_log_stats=True,
+            # Logprobs of the distribution actually sampled (temperature applied), which is what the learner's
+            # importance ratios and the sampling-mismatch report compare against.
+            logprobs_mode="processed_logprobs",
             **extra,
         )
         return AsyncLLM.from_engine_args(args)

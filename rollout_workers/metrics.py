@@ -4,6 +4,7 @@ per phase for the JSONL log. Names match deploy/grafana/webagent_dashboard.json 
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections import Counter as _Count
 from typing import Any
@@ -86,6 +87,16 @@ class RayMetrics:
             getattr(self, name).set(float(value), tags=tags or None)
 
 
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The 95% Wilson score interval of k successes in n trials (sound at 0/n and n/n, unlike the normal one)."""
+    if n <= 0:
+        return (0.0, 1.0)
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
 def summarize(groups: list[TrajectoryGroup], seconds: float | None = None) -> dict[str, Any]:
     """Numbers for the JSONL log and the console: success overall and per site, reward spread, turns, parse
     failures, step latency, generated tokens/s."""
@@ -103,9 +114,21 @@ def summarize(groups: list[TrajectoryGroup], seconds: float | None = None) -> di
     turns = [t for tr in trajs for t in tr.turns]
     steps = [t.timings["step"] for t in turns if "step" in t.timings]
     gen_tokens = sum(len(t.completion_ids) for t in turns)
+    wins = sum(t.reward for t in scored)
+    per_template: dict[str, list[float]] = {}
+    for t in scored:
+        per_template.setdefault(str(t.meta.get("template", "?")), []).append(t.reward)
+    prompt_lens = [len(t.prompt_ids) for t in turns]
     out: dict[str, Any] = {
         "episodes": len(trajs),
-        "success": (sum(t.reward for t in scored) / len(scored)) if scored else None,
+        "success": (wins / len(scored)) if scored else None,
+        "success_ci95": list(wilson(int(wins), len(scored))) if scored else None,
+        "success_by_template": {
+            k: {"success": sum(v) / len(v), "episodes": len(v)} for k, v in sorted(per_template.items())
+        },
+        "prompt_tokens_mean": statistics.fmean(prompt_lens) if prompt_lens else None,
+        "prompt_tokens_max": max(prompt_lens) if prompt_lens else None,
+        "completion_tokens_mean": (gen_tokens / len(turns)) if turns else None,
         "success_by_site": {s: sum(v) / len(v) for s, v in sorted(per_site.items())},
         "unscorable": sum(1 for t in trajs if t.reward is None and not t.failure),
         "infra_failures": sum(1 for t in trajs if t.failure),

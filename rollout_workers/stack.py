@@ -111,14 +111,7 @@ class Stack:
         from common.prompts import PromptBuilder
 
         tok = AutoTokenizer.from_pretrained(self.cfg.model_path)
-        ro = self.cfg.rollout
-        self.builder = PromptBuilder(
-            tok,
-            grammar=ro.grammar,
-            thinking=ro.thinking,
-            compression=ro.compression,
-            obs_max_tokens=ro.obs_max_tokens,
-        )
+        self.builder = PromptBuilder.from_config(tok, self.cfg.rollout)
 
     def start_engines(self, model_path: str | None = None) -> None:
         import ray
@@ -177,10 +170,12 @@ class Stack:
             for i in range(self.cfg.reward.num_actors)
         ]
 
-    def start(self, model_path: str | None = None) -> Stack:
+    def start(self, model_path: str | None = None, engines: bool = True) -> Stack:
+        """Bring everything up; `engines=False` for runs that need no model (the expert's demonstrations)."""
         self.start_environment()
         self.start_builder()
-        self.start_engines(model_path)
+        if engines:
+            self.start_engines(model_path)
         self.start_browsers()
         self.start_rewarders()
         sandboxes = None

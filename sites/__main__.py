@@ -67,10 +67,9 @@ def _add_serve(sub: argparse._SubParsersAction) -> None:
 
 
 def _add_task_commands(sub: argparse._SubParsersAction) -> None:
-    from sites.tasks.cli import add_demos, add_tasks
+    from sites.tasks.cli import add_tasks
 
     add_tasks(sub)
-    add_demos(sub)
 
 
 _COMMANDS = [_add_serve, _add_task_commands]

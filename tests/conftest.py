@@ -62,3 +62,49 @@ def site_server(tmp_path_factory):
     srv.start()
     yield srv
     srv.stop()
+
+
+class LocalSandboxes:
+    """SandboxClient's interface over an in-process SiteServer (no HTTP round trip)."""
+
+    def __init__(self, server) -> None:
+        self.server = server
+
+    async def new(self) -> str:
+        return self.server.new_sandbox()
+
+    async def drop(self, token: str) -> None:
+        self.server.drop_sandbox(token)
+
+
+@pytest.fixture(scope="session")
+def local_rollout(default_model_dir):
+    """A factory of RolloutWorkers made of local objects (no Ray): real BrowserActors, a real RewardActor, the
+    server's sandboxes and SmolLM2's prompt builder. `make(server, browsers=2, overrides=[...])`; closed at the end."""
+    from transformers import AutoTokenizer
+
+    from browser_actors import BrowserActor
+    from common.config import load_config
+    from common.prompts import PromptBuilder
+    from reward import RewardActor
+    from rollout_workers.group import BrowserPool, RolloutWorker
+
+    tok = AutoTokenizer.from_pretrained(default_model_dir)
+    made = []
+
+    def make(server, browsers: int = 2, overrides: list[str] | None = None, router=None):
+        cfg = load_config(None, [f"rollout.num_browsers={browsers}", *(overrides or [])])
+        actors = [
+            BrowserActor(cfg.rollout, auth_dir=str(server.auth_dir), env_urls=server.urls) for _ in range(browsers)
+        ]
+        pool = BrowserPool(lambda i: actors[i], browsers)
+        rewarder = RewardActor(env_urls=server.urls, helpers="bundled")
+        made.append((actors, rewarder))
+        builder = PromptBuilder.from_config(tok, cfg.rollout)
+        return RolloutWorker(pool, router, rewarder, builder, cfg, LocalSandboxes(server))
+
+    yield make
+    for actors, rewarder in made:
+        for a in actors:
+            a.close()
+        rewarder.close()

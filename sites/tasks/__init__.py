@@ -26,7 +26,7 @@ How a site adds its templates (plug-in style; shop and shop admin are the worked
    - `start_path`: a path on the site (default "/") or a function of the instance; `held_out=True` puts every
      instance in the test split.
 3. Check with `python -m sites tasks --split train --out /tmp/t.json && python -m common.tasks validate /tmp/t.json`
-   and the expert: `python -m sites demos --split train --sites <site> --limit 20 --out /tmp/d.jsonl`.
+   and the expert: `python -m rollout_workers.demos --config configs/cpu_demo.yaml --limit 20 --out /tmp/d.jsonl`.
 
 Split: held-out templates go wholly to test; of every other template, `TEST_FRACTION` of its instances (at least
 one) go to test, chosen by a hash of (template id, instance index), so the split is deterministic and disjoint.

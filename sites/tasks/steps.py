@@ -20,6 +20,7 @@ from common import records as R
 _TAG = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9]*)((?:\s[^<>]*)?)>")
 _ATTR = re.compile(r'([a-zA-Z_:][-a-zA-Z0-9_:\[\]]*)(?:="([^"]*)")?')
 _VOID = {"input", "img", "br", "hr"}
+_NUMBER = re.compile(r"[-+$]?[0-9][0-9,.]*%?")
 
 
 class ExpertError(RuntimeError):
@@ -188,6 +189,13 @@ class Answer(Step):
     why: str = ""
 
     def act(self, obs, ctx):
+        # The answer comes from the template's reference data; it is only a demonstration if the pages as shown
+        # (cut to the prompt's budget) held it. Numbers are exempt: counts are often counted, not printed.
+        seen = html.unescape("\n".join(ctx.get("seen", [obs.text])))
+        parts = [p for p in re.split(r"; |, ", self.answer) if p and not _NUMBER.fullmatch(p)]
+        missing = [p for p in parts if p not in seen]
+        if missing:
+            raise ExpertError(f"the answer is not on the pages as shown: {missing[:3]}")
         reason = self.why or (
             f"the page shows the answer: {self.answer}" if self.answer else "the task is done"
         )
@@ -245,6 +253,7 @@ class Script:
         self.ctx: dict[str, Any] = {"base": base.rstrip("/")}
 
     def next_action(self, obs: R.Observation) -> tuple[R.Action, str]:
+        self.ctx.setdefault("seen", []).append(obs.text)
         if obs.last_action_error and self.cursor:
             raise ExpertError(f"the previous action failed: {obs.last_action_error}")
         while self.cursor < len(self.steps):

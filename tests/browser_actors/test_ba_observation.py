@@ -153,22 +153,30 @@ def test_shadow_dom_content_is_observed_and_actionable(actor, server):
     assert 'value="deep"' in obs.text
 
 
-def test_token_budget_cuts_with_a_visible_marker(server):
+def test_safety_cap_cuts_with_a_visible_marker(server):
     from browser_actors.actor import BrowserActor
 
-    counted = []
-
-    def words(s: str) -> int:  # a caller-supplied tokenizer (here: whitespace words)
-        counted.append(s)
-        return len(s.split())
-
-    a = BrowserActor(fast_cfg(obs_max_tokens=60), count_tokens=words)
+    a = BrowserActor(fast_cfg(page_max_chars=300))
     try:
         obs = a.reset(make_task(server.url("index.html")))
     finally:
         a.close()
-    assert obs.truncated and "observation truncated" in obs.text and counted
-    assert words(obs.text) <= 60 and obs.text.startswith("<h1")
+    assert obs.truncated and "observation truncated" in obs.text
+    assert len(obs.text) <= 300 and obs.text.startswith("<h1")
+
+
+def test_link_targets_can_be_left_out(server):
+    from browser_actors.actor import BrowserActor
+
+    with_links, without = BrowserActor(fast_cfg()), BrowserActor(fast_cfg(html_links=False))
+    try:
+        a = with_links.reset(make_task(server.url("index.html")))
+        b = without.reset(make_task(server.url("index.html")))
+    finally:
+        with_links.close()
+        without.close()
+    assert "href=" in a.text and "href=" not in b.text
+    assert len(b.text) < len(a.text) and "<a id=" in b.text
 
 
 def test_truncate_unit():

@@ -262,28 +262,19 @@ def _sample(per_kind: int) -> list[Task]:
 
 
 @pytest.mark.slow
-def test_expert_scores_one_on_a_sample(server):
-    from browser_actors import BrowserActor
-    from reward import RewardActor
-    from sites.expert import run_demos
-    from sites.tasks.cli import LocalSandboxes
+def test_expert_scores_one_on_a_sample(server, local_rollout):
+    from rollout_workers.policy import ExpertPolicy
 
     tasks = [t.with_urls(server.urls) for t in _sample(per_kind=2)]
-    browsers = [BrowserActor(None, auth_dir=str(server.auth_dir), env_urls=server.urls) for _ in range(2)]
-    rewarder = RewardActor(env_urls=server.urls, helpers="bundled")
-    try:
-        trajs = asyncio.run(run_demos(browsers, rewarder, tasks, LocalSandboxes(server)))
-    finally:
-        for b in browsers:
-            b.close()
-        rewarder.close()
+    worker = local_rollout(server, overrides=["rollout.obs_max_tokens=6000", "model.max_context=8192"])
+    policy = ExpertPolicy(worker.builder, "webarena", False)
+
+    async def play():
+        return [g async for g in worker.run_groups(tasks, 1, evaluation=True, policy=policy, max_turns=30)]
+
+    trajs = [g.trajectories[0] for g in asyncio.run(play())]
     failed = [
-        (
-            t.task_id,
-            t.reward,
-            t.meta.get("expert_error") or t.failure,
-            [c.why for c in t.checks if c.score != 1.0],
-        )
+        (t.task_id, t.reward, t.meta.get("gave_up") or t.failure, [c.why for c in t.checks if c.score != 1.0])
         for t in trajs
         if t.reward != 1.0
     ]
