@@ -84,7 +84,9 @@ def system_prompt(grammar: str = "webarena", thinking: bool = False, style: str 
     if grammar not in GRAMMARS:
         raise ValueError(f"unknown grammar {grammar!r} (expected one of {', '.join(GRAMMARS)})")
     if style not in SYSTEM_PROMPTS:
-        raise ValueError(f"unknown system prompt style {style!r} (expected one of {', '.join(SYSTEM_PROMPTS)})")
+        raise ValueError(
+            f"unknown system prompt style {style!r} (expected one of {', '.join(SYSTEM_PROMPTS)})"
+        )
     fmt = _THINKING.format(example=_EXAMPLE[grammar]) if thinking else _FORMAT[grammar]
     if style == "compact":
         return _COMPACT[grammar] + (f" {fmt}" if thinking else "")

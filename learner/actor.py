@@ -298,7 +298,9 @@ class LearnerActor:
         rl, temp = self.cfg.rl, self.cfg.inference.temperature
         with torch.no_grad():
             ref = [self._logprobs(self.ref, b, temp) for b in batches] if kl_on else [None] * len(batches)
-            old = [self._logprobs(self.engine, b, temp) for b in batches] if rl.updates_per_batch > 1 else None
+            old = (
+                [self._logprobs(self.engine, b, temp) for b in batches] if rl.updates_per_batch > 1 else None
+            )
         sums = {"tokens": 0.0, "clipped": 0.0, "approx_kl_sum": 0.0, "ref_kl_sum": 0.0, "ratio_sum": 0.0}
         mismatch = [0.0, 0.0, 0.0]  # |logp_train - logp_sample| sum, k3 sum, count
         loss_sum, norms = 0.0, []

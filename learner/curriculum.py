@@ -30,7 +30,9 @@ class TaskSampler:
         keep = [t for t in tasks if not rl.templates or t.intent_template_id in rl.templates]
         if rl.expert_solvable:
             if solvable is None:
-                raise ValueError("rl.expert_solvable needs the expert's demonstrations (run the bc phase first)")
+                raise ValueError(
+                    "rl.expert_solvable needs the expert's demonstrations (run the bc phase first)"
+                )
             keep = [t for t in keep if t.intent_template_id in solvable]
         if not keep:
             raise ValueError(
@@ -77,4 +79,3 @@ class TaskSampler:
             for r in g.rewards:
                 if r is not None:
                     self.recent[template].append(float(r))
-

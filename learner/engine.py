@@ -155,10 +155,17 @@ class PhaseLR(LRScheduler):
             factor *= 0.1 + 0.9 * 0.5 * (1.0 + math.cos(math.pi * done))
         return self.peak * factor
 
-    def begin(self, peak: float, warmup_steps: int = 0, total_steps: int = 0, schedule: str = "constant") -> None:
+    def begin(
+        self, peak: float, warmup_steps: int = 0, total_steps: int = 0, schedule: str = "constant"
+    ) -> None:
         if schedule not in ("constant", "cosine"):
             raise ValueError(f"unknown LR schedule {schedule!r} (constant | cosine)")
-        self.peak, self.warmup_steps, self.total_steps, self.schedule = peak, warmup_steps, total_steps, schedule
+        self.peak, self.warmup_steps, self.total_steps, self.schedule = (
+            peak,
+            warmup_steps,
+            total_steps,
+            schedule,
+        )
         self.phase_start = self.last_epoch
         for group, lr in zip(self.optimizer.param_groups, self.get_lr(), strict=True):
             group["lr"] = lr

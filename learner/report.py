@@ -18,11 +18,29 @@ def write_report(out: Path, history: list[dict[str, Any]], evals: dict[str, Any]
     out = Path(out)
     _curve(out / "curve.png", history)
     viewer = _viewer(out)
-    lines = ["# Run report", "", "| evaluation | success | episodes | by site |", "|---|---|---|---|"]
+    lines = [
+        "# Run report",
+        "",
+        "| evaluation | success | 95% interval (Wilson) | episodes | by site |",
+        "|---|---|---|---|---|",
+    ]
     for label, s in evals.items():
         sites = ", ".join(f"{k} {v:.2f}" for k, v in s.get("success_by_site", {}).items())
         succ = "n/a" if s.get("success") is None else f"{s['success']:.3f}"
-        lines.append(f"| {label} | {succ} | {s.get('episodes')} | {sites} |")
+        ci = s.get("success_ci95")
+        interval = f"[{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "n/a"
+        lines.append(f"| {label} | {succ} | {interval} | {s.get('episodes')} | {sites} |")
+    lines += _template_table(evals)
+    bc = next((h for h in history if h.get("phase") == "bc"), None)
+    if bc:
+        checks = bc.get("held_out") or []
+        acc = " -> ".join(f"{c['token_accuracy']:.2f}" for c in checks) or "n/a"
+        lines += [
+            "",
+            f"Behaviour cloning: {bc.get('demos')} demonstrations ({bc.get('turns')} turns), {bc.get('steps')} "
+            f"steps, loss {bc.get('loss_first', float('nan')):.3f} -> {bc.get('loss_last', float('nan')):.3f}; "
+            f"held-out action-token accuracy by epoch: {acc}.",
+        ]
     rl = [h for h in history if h.get("phase") == "rl"]
     if rl:
         lines += [
@@ -35,6 +53,22 @@ def write_report(out: Path, history: list[dict[str, Any]], evals: dict[str, Any]
     path = out / "report.md"
     path.write_text("\n".join(lines))
     return path
+
+
+def _template_table(evals: dict[str, Any]) -> list[str]:
+    """Success per template (rows) and evaluation (columns), as successes/episodes."""
+    labels = [k for k, v in evals.items() if v.get("success_by_template")]
+    if not labels:
+        return []
+    templates = sorted({t for k in labels for t in evals[k]["success_by_template"]}, key=str)
+    out = ["", "| template | " + " | ".join(labels) + " |", "|---|" + "---|" * len(labels)]
+    for t in templates:
+        cells = []
+        for k in labels:
+            cell = evals[k]["success_by_template"].get(t)
+            cells.append(f"{round(cell['success'] * cell['episodes'])}/{cell['episodes']}" if cell else "-")
+        out.append(f"| {t} | " + " | ".join(cells) + " |")
+    return out
 
 
 def _curve(path: Path, history: list[dict[str, Any]]) -> None:

@@ -106,7 +106,9 @@ class Run:
             flush=True,
         )
         stats = await self.learner.train_bc.remote(train, held_out)
-        self._log({"phase": "bc", "demos": len(train), "held_out_demos": len(held_out), "expert": report, **stats})
+        self._log(
+            {"phase": "bc", "demos": len(train), "held_out_demos": len(held_out), "expert": report, **stats}
+        )
         await self._push()
         self.bc_checkpoint = await self.learner.save_checkpoint.remote(tag="bc")
 
@@ -118,7 +120,9 @@ class Run:
         solvable = None
         if rl.expert_solvable:
             _, report = await self._demos()
-            solvable = {int(k) if str(k).isdigit() else k for k, v in report["by_template"].items() if v["solved"]}
+            solvable = {
+                int(k) if str(k).isdigit() else k for k, v in report["by_template"].items() if v["solved"]
+            }
         sampler = TaskSampler(train, rl, solvable, seed=self.cfg.seed)
         template_of = {t.task_id: t.intent_template_id for t in train}
         begun = await self.learner.begin_rl.remote(self.bc_checkpoint)
@@ -195,7 +199,17 @@ class Run:
             k: v
             for k, v in record.items()
             if k
-            in ("phase", "label", "iteration", "success", "success_ci95", "loss", "demos", "loss_first", "loss_last")
+            in (
+                "phase",
+                "label",
+                "iteration",
+                "success",
+                "success_ci95",
+                "loss",
+                "demos",
+                "loss_first",
+                "loss_last",
+            )
         }
         if "rollout" in record:
             brief["success"] = record["rollout"]["success"]

@@ -76,9 +76,7 @@ async def collect_demos(
     """Play the expert on a template-balanced sample of `limit` tasks (0 = all); the episodes scored 1 and a report.
     Episodes have the model's turn budget (`rollout.max_turns`): a task the expert cannot finish within it is no
     demonstration, and its template counts as out of reach for RL's `rl.expert_solvable`."""
-    policy = ExpertPolicy(
-        worker.builder, cfg.rollout.grammar, cfg.rollout.thinking, style=cfg.bc.reply_style
-    )
+    policy = ExpertPolicy(worker.builder, cfg.rollout.grammar, cfg.rollout.thinking, style=cfg.bc.reply_style)
     chosen = stratified_sample(tasks, limit, cfg.seed + 1)
     report, kept = DemoReport(), []
     budget = cfg.inference.max_new_tokens

@@ -90,7 +90,9 @@ async def run_episode(
         max_context,
     )
     try:
-        obs: Observation = await call(browser, "reset", task, sandbox, ep.episode_id, timeout=step_timeout * 2)
+        obs: Observation = await call(
+            browser, "reset", task, sandbox, ep.episode_id, timeout=step_timeout * 2
+        )
         for index in range(max_turns):
             obs, done = await _turn(ep, index, obs)
             if done:

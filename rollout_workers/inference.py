@@ -44,7 +44,9 @@ class GenerateResult:
     """One completion, token-exact. C = number of generated tokens."""
 
     completion_ids: list[int]  # [C] ids the engine sampled
-    logprobs: list[float]  # [C] logprob of each sampled id under the sampling distribution (temperature applied)
+    logprobs: list[
+        float
+    ]  # [C] logprob of each sampled id under the sampling distribution (temperature applied)
     finish_reason: str  # "stop" (EOS or a stop id) | "length" | "abort"
     weight_version: int  # the weights that produced every token of this completion
     seconds: float  # wall time from submission to the final token (includes queueing)

@@ -24,4 +24,3 @@ def script_for(task: Task, first_obs: Observation) -> Script:
     """The script of the task's template; KeyError for a task that is not a bundled-site template task."""
     template, inst = find_instance(task.task_id)
     return Script(template.solve(inst), base_url(first_obs.url))
-

@@ -95,7 +95,8 @@ def local_rollout(default_model_dir):
     def make(server, browsers: int = 2, overrides: list[str] | None = None, router=None):
         cfg = load_config(None, [f"rollout.num_browsers={browsers}", *(overrides or [])])
         actors = [
-            BrowserActor(cfg.rollout, auth_dir=str(server.auth_dir), env_urls=server.urls) for _ in range(browsers)
+            BrowserActor(cfg.rollout, auth_dir=str(server.auth_dir), env_urls=server.urls)
+            for _ in range(browsers)
         ]
         pool = BrowserPool(lambda i: actors[i], browsers)
         rewarder = RewardActor(env_urls=server.urls, helpers="bundled")

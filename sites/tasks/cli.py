@@ -37,4 +37,3 @@ def tasks_main(args: argparse.Namespace) -> int:
     else:
         print(text)
     return 0
-

@@ -115,12 +115,9 @@ def test_all_equal_group_gives_no_gradient(learner):
     )
     params = _snapshot(learner)
     steps = learner.state["optimizer_steps"]
-    learner.cfg.rl.kl_beta = 0.0  # the KL term would (rightly) still pull toward the reference
-    try:
-        m = learner.rl_step([group])
-    finally:
-        learner.cfg.rl.kl_beta = 0.001
-    assert m["skipped"] and m["grad_norm"] == 0.0 and m["zero_variance_share"] == 1.0
+    assert learner.cfg.rl.kl_beta > 0  # even with a KL term: a batch without signal makes no step at all
+    m = learner.rl_step([group])
+    assert m["skipped"] and m["no_signal"] and m["grad_norm"] == 0.0 and m["zero_variance_share"] == 1.0
     assert learner.state["optimizer_steps"] == steps
     assert all(torch.equal(p, params[n]) for n, p in _snapshot(learner).items())
 
@@ -140,13 +137,74 @@ def test_a_failed_group_is_refused(learner):
         learner.rl_step([group])
 
 
-def test_train_bc_takes_tokenized_turns_and_counts_steps(learner):
-    turns = [_turn(0, list(range(10, 30)), [40, 41]), _turn(0, list(range(10, 25)), [42])]
+def _demo(i: int, prompt: list[int], completion: list[int]) -> Trajectory:
+    return Trajectory(task_id=f"demo{i}", source="expert", turns=[_turn(0, prompt, completion)])
+
+
+def test_train_bc_takes_demonstrations_counts_steps_and_measures_held_out_accuracy(learner):
+    demos = [_demo(0, list(range(10, 30)), [40, 41]), _demo(1, list(range(10, 25)), [42])]
+    held = [_demo(2, list(range(10, 30)), [40, 41])]  # the same action after the same prompt
     it, bc, rl = learner.iteration, learner.state["bc_steps"], learner.state["rl_steps"]
-    out = learner.train_bc(turns, epochs=2, batch_size=1)
+    out = learner.train_bc(demos, held, epochs=2, batch_size=1)
     assert out["steps"] == 4 and len(out["history"]) == 4 and out["tokens_per_s"] > 0
     assert learner.iteration == it + 4 and learner.state["bc_steps"] == bc + 4
     assert learner.resume() == rl  # the driver resumes RL from the RL steps done
+    first, last = out["held_out"][0], out["held_out"][-1]
+    assert [c["epoch"] for c in out["held_out"]] == [0, 1, 2]
+    assert last["nll"] < first["nll"] and last["token_accuracy"] >= first["token_accuracy"]
+
+
+def test_bc_schedule_warms_up_then_decays():
+    from torch.optim import SGD
+
+    from learner.engine import PhaseLR
+
+    opt = SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
+    sched = PhaseLR(opt, 1.0, 0)
+    sched.begin(1e-3, warmup_steps=2, total_steps=10, schedule="cosine")
+    lrs = []
+    for _ in range(10):
+        lrs.append(opt.param_groups[0]["lr"])
+        opt.step()
+        sched.step()
+    assert lrs[0] == pytest.approx(5e-4) and lrs[1] == pytest.approx(1e-3)
+    assert all(a >= b for a, b in zip(lrs[1:], lrs[2:], strict=False)) and lrs[-1] < 3e-4
+    sched.begin(2e-6)  # the next phase: constant, counted from its own start
+    assert opt.param_groups[0]["lr"] == pytest.approx(2e-6)
+
+
+def test_logprobs_at_a_temperature_are_those_of_softmax_logits_over_t(learner):
+    turn = _turn(0, list(range(300, 330)), [340, 341, 342])
+    lp = learner.log_probs([turn], temperature=0.7)[0]
+    ids = torch.tensor([turn.prompt_ids + turn.completion_ids])
+    with torch.no_grad():
+        logits = learner.engine.module(input_ids=ids).logits[0, 29:-1].float()
+    want = torch.log_softmax(logits / 0.7, -1).gather(-1, torch.tensor([[340], [341], [342]]))[:, 0]
+    assert lp == pytest.approx(want.tolist(), abs=1e-5)
+
+
+def test_rl_starts_from_the_bc_policy_as_reference_with_a_fresh_optimizer(learner):
+    from learner.engine import inner_optimizer
+
+    learner.bc_step([_demo(5, list(range(500, 540)), [550, 551])])  # BC moved the policy away from the start
+    assert inner_optimizer(learner.engine.optimizer).state  # Adam moments from BC
+    steps_done = learner.state["rl_steps"]
+    learner.state["rl_steps"] = 0  # a fresh RL phase
+    try:
+        info = learner.begin_rl()
+    finally:
+        learner.state["rl_steps"] += steps_done
+    assert info["fresh_optimizer"] and not inner_optimizer(learner.engine.optimizer).state
+    prompt = list(range(600, 630))
+    group = TrajectoryGroup(
+        task_id=21,
+        trajectories=[
+            Trajectory(task_id=21, sample_idx=0, turns=[_turn(0, prompt, [650, 651])], reward=1.0),
+            Trajectory(task_id=21, sample_idx=1, turns=[_turn(0, prompt, [660, 661])], reward=0.0),
+        ],
+    )
+    m = learner.rl_step([group])
+    assert m["kl"] == pytest.approx(0.0, abs=1e-6) and not m.get("skipped")
 
 
 def test_several_updates_per_batch_use_recomputed_old_logprobs(learner):

@@ -171,3 +171,23 @@ def test_file_push_then_greedy_equals_hf(rig):
 def test_object_store_push_then_greedy_equals_hf(rig):
     check_push("object_store", seed=2, rig=rig)
     assert not list(Path("/dev/shm").glob("webagent-weights-engine-ws-*"))
+
+
+@pytest.mark.slow
+def test_engine_logprobs_at_temperature_are_those_of_the_sampling_distribution(rig):
+    """At T = 0.7 the engine reports log softmax(logits / 0.7) of each sampled token, the quantity the learner
+    computes (LearnerActor._logprobs at the sampling temperature): within 2e-3 nats per token on CPU float32."""
+    import ray
+
+    engine, learner = rig
+    sent = learner.state_dict()
+    WeightPusher("file", version=ray.get(engine.stats.remote())["weight_version"]).push(sent, [engine])
+    prompt = PROMPTS[0]
+    res = ray.get(engine.generate.remote(prompt, max_tokens=12, temperature=0.7, seed=3))
+    ids = torch.tensor([prompt + res.completion_ids])
+    with torch.no_grad():
+        logits = learner(ids).logits[0, len(prompt) - 1 : -1].float()
+    want = torch.log_softmax(logits / 0.7, dim=-1).gather(-1, torch.tensor(res.completion_ids)[:, None])[:, 0]
+    raw = torch.log_softmax(logits, dim=-1).gather(-1, torch.tensor(res.completion_ids)[:, None])[:, 0]
+    assert res.logprobs == pytest.approx(want.tolist(), abs=2e-3)
+    assert not torch.allclose(want, raw, atol=1e-2)  # the temperature matters for these tokens

@@ -76,7 +76,9 @@ def test_the_expert_acts_only_on_what_the_prompt_shows(shop, local_rollout):
     groups = asyncio.run(_play(worker, shop.sample))
     acted = answered = 0
     for g in groups:
-        seen = ""  # every prompt of the episode so far: an answer read over several pages was shown across them
+        seen = (
+            ""  # every prompt of the episode so far: an answer read over several pages was shown across them
+        )
         for turn in g.trajectories[0].turns:
             prompt = html.unescape(worker.builder.decode(turn.prompt_ids))
             seen += prompt
@@ -118,7 +120,9 @@ def test_collect_demos_keeps_only_scored_ones_with_exact_ids(shop, local_rollout
         intent="a task with no script",
         eval={"eval_types": ["string_match"], "reference_answers": {"exact_match": "x"}},
     )
-    worker = local_rollout(shop, overrides=["rollout.obs_max_tokens=4000", "model.max_context=8192", "rollout.max_turns=30"])
+    worker = local_rollout(
+        shop, overrides=["rollout.obs_max_tokens=4000", "model.max_context=8192", "rollout.max_turns=30"]
+    )
     tasks = [shop.sample[0], shop.sample[3], shop.fuzzy, foreign]
     demos, report = asyncio.run(collect_demos(worker, tasks, worker.cfg))
     assert sorted(d.task_id for d in demos) == sorted([shop.sample[0].task_id, shop.sample[3].task_id])
