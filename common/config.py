@@ -84,6 +84,9 @@ class RolloutConfig(_Section):
     settle_timeout_s: float = Field(5.0, description="max wait for the page to settle after an action")
     max_inflight_groups: int = Field(4, description="groups in flight at once")
     group_retries: int = Field(2, description="re-runs of a group that hit an infrastructure failure")
+    retry_backoff_s: float = Field(
+        2.0, description="wait before re-running a group after a site / sandbox outage (doubles each time)"
+    )
     overlap_with_learner: bool = Field(
         False, description="start the next rollouts during the update (off-policy lag)"
     )
@@ -100,9 +103,11 @@ class RewardConfig(_Section):
     )
     judge_url: str = Field("", description="OpenAI-compatible base URL when judge=openai")
     judge_model: str = Field("", description="judge model name (or path for judge=vllm)")
-    skip_unscorable: bool = Field(True, description="drop tasks whose reward cannot be scored from training")
     url_match: Literal["webarena", "exact"] = Field("webarena", description="url_match semantics")
-    num_actors: int = Field(1, description="reward actors")
+    num_actors: int = Field(
+        1, description="reward actors (episodes are spread over them; a dead one restarts)"
+    )
+    timeout_s: float = Field(180.0, description="time-out of scoring one episode")
 
 
 class BCConfig(_Section):
@@ -187,7 +192,10 @@ class EnvironmentConfig(_Section):
     start_sites: bool = Field(
         True, description="start the bundled sites in-process when they are not running"
     )
-    reset_command: str = Field("", description="command run before a task with require_reset (real WebArena)")
+    reset_command: str = Field(
+        "", description="shell command run before each group of a task with require_reset (real WebArena)"
+    )
+    reset_timeout_s: float = Field(600.0, description="time-out of reset_command")
 
 
 class EvalConfig(_Section):

@@ -17,11 +17,23 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from common.config import TrainConfig
-from common.records import Reward, TrajectoryGroup
+from common.records import Reward, Trajectory, TrajectoryGroup
 from common.tasks import Task
 from rollout_workers.episode import EpisodeResult, run_episode
 from rollout_workers.policy import ModelPolicy, Sampling
-from rollout_workers.remote import call
+from rollout_workers.remote import call, is_ray_actor
+
+
+def _failed(task: Task, sample_idx: int, why: str) -> EpisodeResult:
+    traj = Trajectory(
+        task_id=task.task_id,
+        sample_idx=sample_idx,
+        intent=task.intent,
+        sites=list(task.sites),
+        failure=why[:500],
+    )
+    traj.termination = "error"
+    return EpisodeResult(traj, None)
 
 
 class BrowserPool:
@@ -58,10 +70,11 @@ class BrowserPool:
     def replace(self, i: int) -> None:
         """A timed-out or crashed actor is killed and recreated, never reused (STYLE 9)."""
         old = self._actors[i]
-        with contextlib.suppress(Exception):
+        if is_ray_actor(old):
             import ray
 
-            ray.kill(old)
+            with contextlib.suppress(Exception):  # already dead is fine
+                ray.kill(old)
         self._actors[i] = self._factory(i)
         self.replaced += 1
 
@@ -80,7 +93,10 @@ class RolloutWorker:
         sandboxes: Any | None = None,
         on_group: Callable[[TrajectoryGroup], None] | None = None,
     ):
-        self.pool, self.router, self.rewarder, self.builder = pool, router, rewarder, builder
+        self.pool, self.router, self.builder = pool, router, builder
+        # one reward actor or several; episodes are spread over them in turn
+        self.rewarders = list(rewarder) if isinstance(rewarder, list | tuple) else [rewarder]
+        self._next_rewarder = 0
         self.cfg, self.sandboxes, self.on_group = cfg, sandboxes, on_group
         self.infra_failures = 0
 
@@ -111,9 +127,21 @@ class RolloutWorker:
         while attempts <= ro.group_retries:
             attempts += 1
             started = time.time()
+            outage, tokens = None, []
+            try:
+                await self._prepare(task)
+                for _ in range(group_size):
+                    tokens.append(await self._new_sandbox())
+            except Exception as e:  # noqa: BLE001 - a site or sandbox outage fails this attempt, not the run
+                outage = f"environment: {type(e).__name__}: {e}"
+            used += tokens
+            if outage is not None:
+                last = [_failed(task, k, outage) for k in range(group_size)]
+                self.infra_failures += group_size
+                # back off before the next attempt: a site that is restarting gets time to come back
+                await asyncio.sleep(min(60.0, ro.retry_backoff_s * 2 ** (attempts - 1)))
+                continue
             async with self.pool.lease(group_size) as browsers:
-                tokens = [await self._new_sandbox() for _ in browsers]
-                used += tokens
                 last = await asyncio.gather(
                     *(
                         run_episode(
@@ -128,7 +156,9 @@ class RolloutWorker:
                             source=policy.source,
                             sample_idx=k,
                             sandbox=tok,
-                            step_timeout=ro.step_timeout_s,
+                            # Above the actor's own limit (step_timeout_s x 3 + 30 s, recovery included), so a
+                            # hung page costs a step the actor recovers from, not the group.
+                            step_timeout=ro.step_timeout_s * 3 + 60,
                             max_context=self.cfg.model.max_context,
                         )
                         for k, ((_, actor), tok) in enumerate(zip(browsers, tokens, strict=True))
@@ -158,15 +188,46 @@ class RolloutWorker:
     async def _new_sandbox(self) -> str | None:
         return None if self.sandboxes is None else await self.sandboxes.new()
 
-    async def _score(self, task: Task, results: list[EpisodeResult]) -> None:
-        rewards: list[Reward] = await asyncio.gather(
-            *(call(self.rewarder, "ascore", task, r.final) for r in results)
+    async def _prepare(self, task: Task) -> None:
+        """A task with `require_reset` runs `environment.reset_command` first (real WebArena sites keep state).
+        A failing or hanging command is an error, which fails the attempt like any environment outage."""
+        command = self.cfg.environment.reset_command
+        if not (task.require_reset and command):
+            return
+        proc = await asyncio.create_subprocess_shell(
+            command, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
         )
+        try:
+            out, _ = await asyncio.wait_for(proc.communicate(), self.cfg.environment.reset_timeout_s)
+        except asyncio.TimeoutError:
+            proc.kill()
+            raise RuntimeError(
+                f"reset_command exceeded {self.cfg.environment.reset_timeout_s:g} s: {command!r}"
+            ) from None
+        if proc.returncode != 0:
+            tail = out.decode(errors="replace")[-300:]
+            raise RuntimeError(f"reset_command exited with {proc.returncode}: {command!r}: {tail}")
+
+    async def _score(self, task: Task, results: list[EpisodeResult]) -> None:
+        rewards: list[Reward] = await asyncio.gather(*(self._score_one(task, r.final) for r in results))
         for r, rw in zip(results, rewards, strict=True):
             r.trajectory.reward = rw.score
             r.trajectory.checks = rw.checks
             if rw.error:
                 r.trajectory.meta["reward_error"] = rw.error
+
+    async def _score_one(self, task: Task, final: Any) -> Reward:
+        """Score on the reward actors in turn; one that fails (dead actor, its browser gone) passes the episode to
+        the next. When every one fails the episode is unscorable, with the errors, never an exception."""
+        errors, start, n = [], self._next_rewarder, len(self.rewarders)
+        self._next_rewarder += 1
+        for k in range(n):
+            rewarder = self.rewarders[(start + k) % n]
+            try:
+                return await call(rewarder, "ascore", task, final, timeout=self.cfg.reward.timeout_s)
+            except Exception as e:  # noqa: BLE001 - the next actor gets the episode
+                errors.append(f"{type(e).__name__}: {e}"[:200])
+        return Reward(score=None, error="every reward actor failed: " + " | ".join(errors))
 
     async def run_groups(
         self, tasks: list[Task], group_size: int, **kw: Any

@@ -164,9 +164,10 @@ class Stack:
         cls = ray.remote(RewardActor)
         helpers = "bundled" if self.cfg.environment.kind == "bundled" else "webarena"
         self.rewarders = [
-            cls.options(name=f"reward-{i}", num_cpus=0, max_concurrency=64).remote(
-                self.cfg.reward, env_urls=self.urls, helpers=helpers
-            )
+            # Restarted by Ray when it dies (its constructor relaunches its browser); calls in flight are retried.
+            cls.options(
+                name=f"reward-{i}", num_cpus=0, max_concurrency=64, max_restarts=-1, max_task_retries=2
+            ).remote(self.cfg.reward, env_urls=self.urls, helpers=helpers)
             for i in range(self.cfg.reward.num_actors)
         ]
 
@@ -183,9 +184,7 @@ class Stack:
             from rollout_workers.sandbox import SandboxClient
 
             sandboxes = SandboxClient(next(iter(self.urls.values())))
-        self.worker = RolloutWorker(
-            self.pool, self.router, self.rewarders[0], self.builder, self.cfg, sandboxes
-        )
+        self.worker = RolloutWorker(self.pool, self.router, self.rewarders, self.builder, self.cfg, sandboxes)
         return self
 
     def close(self) -> None:

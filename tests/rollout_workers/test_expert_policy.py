@@ -97,7 +97,7 @@ def test_the_expert_acts_only_on_what_the_prompt_shows(shop, local_rollout):
 
 def test_do_nothing_fails_state_and_nav_tasks(shop, local_rollout):
     worker = local_rollout(shop, browsers=1)
-    browser, rewarder = worker.pool.actors()[0], worker.rewarder
+    browser, rewarder = worker.pool.actors()[0], worker.rewarders[0]
     tasks = [t for t in shop.sample if find_instance(t.task_id)[0].kind in ("state", "nav")]
 
     async def nothing(task):

@@ -1,0 +1,196 @@
+"""The rollout layer with small local parts (no Ray, no browser): groups, retries, sandboxes, scoring, ordering.
+
+The browser, policy, sandboxes and reward actor here are tiny local classes with the real call signatures, so the
+group logic itself is what is tested; faults (a crashing step, a dead sandbox endpoint, a dead reward actor) are
+injected on purpose.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from common.config import load_config
+from common.records import FinalState, Observation, Reward
+from common.tasks import Task
+from rollout_workers.group import BrowserPool, RolloutWorker
+from rollout_workers.policy import Reply
+
+
+def _task(task_id: int = 1) -> Task:
+    return Task(
+        task_id=task_id,
+        intent_template_id=task_id // 1000,
+        sites=["shopping"],
+        start_url="http://127.0.0.1:1/",
+        intent="find it",
+        eval={"eval_types": ["string_match"], "reference_answers": {"exact_match": "x"}},
+    )
+
+
+class Browser:
+    def __init__(self, crash_on_step: bool = False, delay: float = 0.0):
+        self.crash_on_step, self.delay, self.resets = crash_on_step, delay, []
+
+    async def reset(self, task, sandbox=None, episode_id=None):
+        self.resets.append(sandbox)
+        await asyncio.sleep(self.delay)
+        return Observation(text='<button id="1"> Go </button>', url=task.start_url)
+
+    async def step(self, action):
+        if self.crash_on_step:
+            raise RuntimeError("browser process died")
+        return Observation(text="<p> done </p>", url="http://127.0.0.1:1/done")
+
+    async def final_state(self):
+        return FinalState(url="http://127.0.0.1:1/done")
+
+
+class Builder:
+    """Prompt ids: one id per character of the observation (enough to exercise the context check)."""
+
+    grammar, thinking = "webarena", False
+
+    def build(self, intent, history, obs):
+        return [1] * (len(obs.text) + 30 * len(history))
+
+    def visible(self, obs):
+        return obs
+
+    def decode(self, ids):
+        return ""
+
+
+class Policy:
+    source = "policy"
+
+    def __init__(self, replies):
+        self.replies, self.ended = list(replies), []
+
+    async def act(self, episode_id, task, prompt_ids, obs, max_tokens):
+        text = self.replies[min(len(self.replies) - 1, int(episode_id.split("#")[1]))]
+        return Reply(completion_ids=[5, 6], logprobs=[-0.1, -0.1], text=text)
+
+    def end(self, episode_id):
+        self.ended.append(episode_id)
+
+
+class Sandboxes:
+    def __init__(self, fail_first: int = 0):
+        self.made, self.dropped, self.fail_first = [], [], fail_first
+
+    async def new(self):
+        if self.fail_first:
+            self.fail_first -= 1
+            raise ConnectionError("sandbox endpoint not answering")
+        self.made.append(f"sb{len(self.made)}")
+        return self.made[-1]
+
+    async def drop(self, token):
+        self.dropped.append(token)
+
+
+class Rewarder:
+    def __init__(self, dead: bool = False):
+        self.dead, self.scored = dead, 0
+
+    async def ascore(self, task, final):
+        if self.dead:
+            raise RuntimeError("reward actor died")
+        self.scored += 1
+        return Reward(score=1.0 if final.answer == "x" else 0.0)
+
+
+def _worker(browsers, rewarders=None, sandboxes=None, overrides=()):
+    cfg = load_config(
+        None,
+        [
+            f"rollout.num_browsers={len(browsers)}",
+            "rollout.group_retries=2",
+            "rollout.retry_backoff_s=0.01",
+            *overrides,
+        ],
+    )
+    made = {"n": 0}
+
+    def factory(i):
+        made["n"] += 1
+        return browsers[i] if made["n"] <= len(browsers) else Browser()  # a replacement is a healthy actor
+
+    pool = BrowserPool(factory, len(browsers))
+    worker = RolloutWorker(pool, None, rewarders or [Rewarder()], Builder(), cfg, sandboxes or Sandboxes())
+    return worker, pool
+
+
+def test_a_failed_episode_reruns_the_whole_group_with_the_actor_replaced():
+    sandboxes = Sandboxes()
+    worker, pool = _worker([Browser(), Browser(crash_on_step=True)], sandboxes=sandboxes)
+    policy = Policy(["```click [1]```", "```click [1]```"])
+    group = asyncio.run(worker.run_group(_task(), 2, policy=policy))
+    assert not group.failed and pool.replaced == 1 and worker.infra_failures == 1
+    assert all(t.meta["attempts"] == 2 for t in group.trajectories)
+    # every sandbox of both attempts is dropped, and every episode released its policy state
+    assert sorted(sandboxes.dropped) == sorted(sandboxes.made) and len(sandboxes.made) == 4
+    assert len(policy.ended) == 4
+
+
+def test_a_group_is_never_returned_half_failed():
+    worker, _ = _worker([Browser(crash_on_step=True), Browser()], overrides=["rollout.group_retries=0"])
+    worker.pool._factory = lambda i: Browser(crash_on_step=True)
+    group = asyncio.run(worker.run_group(_task(), 2, policy=Policy(["```click [1]```"])))
+    assert group.failed and all(t.reward is None for t in group.trajectories)  # failed groups are not scored
+
+
+def test_a_context_overflow_ends_the_episode_with_its_reason():
+    worker, _ = _worker([Browser()], overrides=["model.max_context=50", "inference.max_new_tokens=16"])
+    group = asyncio.run(worker.run_group(_task(), 1, policy=Policy(["```click [1]```"])))
+    t = group.trajectories[0]
+    assert t.termination == "max_turns" and t.meta["context_overflow"] and len(t.turns) == 1
+
+
+def test_a_dead_sandbox_endpoint_is_an_infrastructure_failure_of_the_group_and_retried():
+    sandboxes = Sandboxes(fail_first=1)
+    worker, _ = _worker([Browser()], sandboxes=sandboxes)
+    group = asyncio.run(worker.run_group(_task(), 1, policy=Policy(["```stop [x]```"])))
+    assert not group.failed and group.trajectories[0].reward == 1.0 and worker.infra_failures == 1
+    sandboxes.fail_first = 10  # the endpoint stays down: a failed group comes back, no exception
+    group = asyncio.run(worker.run_group(_task(), 1, policy=Policy(["```stop [x]```"])))
+    assert group.failed and "sandbox endpoint" in group.trajectories[0].failure
+
+
+def test_a_dead_reward_actor_passes_episodes_to_the_next_one_and_none_left_is_unscorable():
+    alive, dead = Rewarder(), Rewarder(dead=True)
+    worker, _ = _worker([Browser(), Browser()], rewarders=[dead, alive])
+    group = asyncio.run(worker.run_group(_task(), 2, policy=Policy(["```stop [x]```"])))
+    assert [t.reward for t in group.trajectories] == [1.0, 1.0] and alive.scored == 2
+    worker, _ = _worker([Browser()], rewarders=[Rewarder(dead=True)])
+    group = asyncio.run(worker.run_group(_task(), 1, policy=Policy(["```stop [x]```"])))
+    t = group.trajectories[0]
+    assert t.reward is None and "every reward actor failed" in t.meta["reward_error"]
+
+
+def test_groups_come_back_in_completion_order_under_the_inflight_bound():
+    browsers = [Browser(delay=0.3), Browser(delay=0.0), Browser(delay=0.0)]
+    worker, pool = _worker(browsers, overrides=["rollout.max_inflight_groups=2"])
+    pool._factory = lambda i: browsers[i]
+    seen, live, peak = [], {"n": 0}, {"n": 0}
+    inner = worker.run_group
+
+    async def counted(task, n, **kw):
+        live["n"] += 1
+        peak["n"] = max(peak["n"], live["n"])
+        try:
+            return await inner(task, n, **kw)
+        finally:
+            live["n"] -= 1
+
+    worker.run_group = counted
+
+    async def run():
+        async for g in worker.run_groups(
+            [_task(1), _task(2), _task(3)], 1, policy=Policy(["```stop [x]```"])
+        ):
+            seen.append(g.task_id)
+
+    asyncio.run(run())
+    # browser 0 (slow) holds task 1; tasks 2 and 3 finish first on the fast ones; never more than 2 in flight
+    assert seen[-1] == 1 and sorted(seen) == [1, 2, 3] and peak["n"] == 2
