@@ -149,6 +149,9 @@ class RLConfig(_Section):
         False,
         description="only templates whose demonstrations the expert finished within rollout.max_turns",
     )
+    max_stalled_iterations: int = Field(
+        10, description="tries of an iteration in which every group failed before the run stops with an error"
+    )
     curriculum: Literal["uniform", "mixed"] = Field(
         "uniform",
         description="task sampling: uniform, or by template weight 4p(1-p) of recent group success (floor 0.1)",

@@ -391,6 +391,14 @@ class LearnerActor:
         `learner.resume` (auto | never | a folder)."""
         return int(self.state["rl_steps"])
 
+    def resumed(self) -> bool:
+        """Whether this learner started from a checkpoint."""
+        return self.resumed_from is not None
+
+    def driver_state(self) -> dict[str, Any]:
+        """The driver's own state saved with the checkpoint this learner resumed from (`extra`)."""
+        return dict(self.state.get("extra") or {})
+
     def current_model_path(self) -> str:
         """The folder an inference engine should start from: the newest checkpoint written or resumed, else the
         initial model."""

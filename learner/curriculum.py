@@ -72,6 +72,22 @@ class TaskSampler:
                 del pools[k]
         return out
 
+    def state(self) -> dict[str, Any]:
+        """What a resumed run needs to draw the same tasks next: the RNG and the recent outcomes."""
+        rng = self.rng.getstate()
+        return {
+            "rng": [rng[0], list(rng[1]), rng[2]],
+            "recent": [[k, list(v)] for k, v in self.recent.items()],
+        }
+
+    def restore(self, state: dict[str, Any] | None) -> None:
+        if not state:
+            return
+        version, internal, gauss = state["rng"]
+        self.rng.setstate((version, tuple(internal), gauss))
+        for k, v in state["recent"]:
+            self.recent[k].extend(v)
+
     def record(self, groups: list[Any], template_of: dict[Any, Any]) -> None:
         """Fold finished groups' rewards into their templates' estimates (`template_of`: task id -> template)."""
         for g in groups:

@@ -14,6 +14,24 @@ from typing import Any
 from common.records import Trajectory, load_jsonl
 
 
+def read_log(path: Path) -> list[dict[str, Any]]:
+    """The run's log records, read line by line; a torn line (a run killed mid-write) is skipped and counted."""
+    records, torn = [], 0
+    if not Path(path).exists():
+        return records
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if not line.strip():
+                continue
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError:
+                torn += 1
+    if torn:
+        print(f"[report] {path}: {torn} torn line(s) skipped", file=sys.stderr)
+    return records
+
+
 def write_report(out: Path, history: list[dict[str, Any]], evals: dict[str, Any]) -> Path:
     out = Path(out)
     _curve(out / "curve.png", history)
@@ -159,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
         print("usage: python -m learner.report RUN_DIR", file=sys.stderr)
         return 2
     out = Path(argv[0])
-    history = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines() if line.strip()]
+    history = read_log(out / "log.jsonl")
     evals = {h["label"]: h for h in history if h.get("phase") == "eval"}
     print(write_report(out, history, evals))
     return 0

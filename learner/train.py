@@ -29,6 +29,7 @@ from typing import Any
 
 from common.config import TrainConfig, add_config_args, expand, load_config
 from common.records import Trajectory, TrajectoryGroup, dump_jsonl, load_jsonl
+from learner.progress import Progress, drop_iterations
 from rollout_workers.metrics import RayMetrics, summarize
 from rollout_workers.stack import Stack, ensure_dir, init_ray
 
@@ -45,6 +46,7 @@ class Run:
         self.iteration = 0
         self.history: list[dict[str, Any]] = []
         self.bc_checkpoint: str | None = None
+        self.progress = Progress()
 
     # --- bring-up ---------------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -65,10 +67,18 @@ class Run:
                 .remote(self.cfg)
             )
             self.iteration = ray.get(self.learner.resume.remote())
-        log = self.out / "log.jsonl"
-        if self.iteration == 0 and log.exists():
-            # A fresh run in a used folder: keep the old log beside it rather than appending to it.
-            log.rename(self.out / f"log.{int(log.stat().st_mtime)}.jsonl")
+        resumed = self.learner is not None and ray.get(self.learner.resumed.remote())
+        found = Progress.load(self.out) if self.cfg.learner.resume != "never" else None
+        if found is not None and (resumed or "bc" not in self.cfg.phases[: found.next_phase]):
+            self.progress = found
+            self.bc_checkpoint = found.bc_checkpoint
+            print(f"[train] resuming at phase {found.next_phase} of {self.cfg.phases}", flush=True)
+        else:
+            self.progress = Progress()
+            for name in ("log.jsonl", "rollouts.jsonl", "progress.json"):
+                old = self.out / name
+                if old.exists():  # a fresh run in a used folder: keep the old files beside it, never append
+                    old.rename(self.out / f"{old.stem}.{int(old.stat().st_mtime)}{old.suffix}")
         # Engines load the newest weights: the resumed checkpoint when there is one.
         model_path = ray.get(self.learner.current_model_path.remote()) if self.learner is not None else None
         self.stack.start(model_path)
@@ -83,7 +93,7 @@ class Run:
         summary, groups = await evaluate(
             self.stack.worker, tasks, self.cfg, label=label, progress=self.cfg.logging.progress
         )
-        self._save_groups(groups, f"eval_{label}.jsonl")
+        self._save_groups(groups, f"eval_{label}.jsonl", phase="eval", label=label)
         for site, rate in summary["success_by_site"].items():
             self.metrics.set("success", rate, site=site, phase=label)
         self._log({"phase": "eval", "label": label, **summary})
@@ -126,9 +136,15 @@ class Run:
         sampler = TaskSampler(train, rl, solvable, seed=self.cfg.seed)
         template_of = {t.task_id: t.intent_template_id for t in train}
         begun = await self.learner.begin_rl.remote(self.bc_checkpoint)
-        print(f"[train] RL on {sampler.size} train tasks; reference: {begun['reference']}", flush=True)
         start = self.iteration
-        for it in range(start, rl.iterations):
+        if start:  # resumed: the sampler continues where the checkpoint left it; later iterations run again
+            sampler.restore((await self.learner.driver_state.remote()).get("sampler"))
+            dropped = drop_iterations(self.out / "log.jsonl", start, trajectories=False)
+            dropped += drop_iterations(self.out / "rollouts.jsonl", start, trajectories=True)
+            print(f"[train] resuming RL at iteration {start}; {dropped} records of later iterations dropped")
+        print(f"[train] RL on {sampler.size} train tasks; reference: {begun['reference']}", flush=True)
+        it, stalled = start, 0
+        while it < rl.iterations:
             self.iteration = it
             self.metrics.set("iteration", it)
             tasks = sampler.sample(rl.tasks_per_iteration)
@@ -137,10 +153,25 @@ class Run:
             async for g in self.stack.worker.run_groups(tasks, rl.group_size, iteration=it):
                 groups.append(g)
             roll = summarize(groups, time.time() - t0)
-            sampler.record(groups, template_of)
-            roll["curriculum"] = sampler.weights()
-            self._save_groups(groups, "rollouts.jsonl", append=True)
             trainable = [g for g in groups if not g.failed]
+            if not trainable:
+                # Nothing to train on (every group hit an outage): not an iteration. Back off and try again,
+                # and give up clearly once the sites have stayed down for rl.max_stalled_iterations tries.
+                stalled += 1
+                self.metrics.set("stalled", stalled)
+                self._log({"phase": "rl_stalled", "iteration": it, "attempt": stalled, "rollout": roll})
+                if stalled >= rl.max_stalled_iterations:
+                    raise RuntimeError(
+                        f"RL iteration {it}: every group failed {stalled} times in a row "
+                        f"(last: {groups[0].trajectories[0].failure if groups else 'no groups'})"
+                    )
+                await asyncio.sleep(min(300.0, self.cfg.rollout.retry_backoff_s * 2**stalled))
+                continue
+            stalled = 0
+            self.metrics.set("stalled", 0)
+            sampler.record(trainable, template_of)
+            roll["curriculum"] = sampler.weights()
+            self._save_groups(groups, "rollouts.jsonl", append=True, phase="rl", iteration=it)
             stats = await self.learner.rl_step.remote(trainable)
             push = await self._push()
             self.metrics.set("reward_mean", roll["success"] or 0.0, phase="rl")
@@ -149,10 +180,14 @@ class Run:
             self.metrics.set("gen_tps", roll.get("generate_tokens_per_s") or 0.0)
             self.metrics.set("learn_tps", stats.get("tokens_per_s") or 0.0)
             self._log({"phase": "rl", "iteration": it, "rollout": roll, "learner": stats, "push": push})
-            if self.cfg.learner.checkpoint_every and (it + 1) % self.cfg.learner.checkpoint_every == 0:
-                await self.learner.save_checkpoint.remote(tag=f"rl-{it + 1}", iteration=it + 1)
+            it += 1
+            if self.cfg.learner.checkpoint_every and it % self.cfg.learner.checkpoint_every == 0:
+                extra = {"sampler": sampler.state()}
+                await self.learner.save_checkpoint.remote(extra, tag=f"rl-{it}", iteration=it)
         self.iteration = rl.iterations
-        await self.learner.save_checkpoint.remote(tag="rl", iteration=rl.iterations)
+        await self.learner.save_checkpoint.remote(
+            {"sampler": sampler.state()}, tag="rl", iteration=rl.iterations
+        )
 
     async def _push(self) -> dict[str, Any]:
         stats = await self.learner.push_weights.remote(self.stack.engines, self.cfg.learner.weight_sync)
@@ -218,30 +253,50 @@ class Run:
             brief["no_signal"] = record["learner"].get("no_signal", False)
         print(f"[train] {json.dumps(brief, default=str)}", flush=True)
 
-    def _save_groups(self, groups: list[TrajectoryGroup], name: str, append: bool = False) -> None:
+    def _save_groups(
+        self, groups: list[TrajectoryGroup], name: str, append: bool = False, **tags: Any
+    ) -> None:
+        """Trajectories as JSONL, each tagged in `meta` with `tags` (phase, iteration) for resume and the viewer."""
         if self.cfg.logging.save_trajectories:
-            dump_jsonl([t for g in groups for t in g.trajectories], str(self.out / name), append=append)
+            trajs = [t for g in groups for t in g.trajectories]
+            for t in trajs:
+                t.meta.update(tags)
+            dump_jsonl(trajs, str(self.out / name), append=append)
 
     async def main(self) -> dict[str, Any]:
-        evals: dict[str, Any] = {}
-        stage = "before_bc"
-        for phase in self.cfg.phases:
+        p = self.progress
+        if p.finished:
+            print(f"[train] {self.out} holds a finished run: nothing to do (remove progress.json to re-run)")
+        for i, phase in enumerate(self.cfg.phases):
+            if i < p.next_phase:
+                continue
             if phase == "eval":
-                evals[stage] = await self.phase_eval(stage)
+                p.evals[p.stage] = await self.phase_eval(p.stage)
             elif phase == "bc":
                 await self.phase_bc()
-                stage = "after_bc"
+                p.stage, p.bc_checkpoint = "after_bc", self.bc_checkpoint
             elif phase == "rl":
                 await self.phase_rl()
-                stage = "after_rl"
-        from learner.report import write_report
+                p.stage = "after_rl"
+            p.next_phase = i + 1
+            p.save(self.out)
+        if not p.finished:
+            p.finished = True
+            p.save(self.out)
+        from learner.report import read_log, write_report
 
-        report = write_report(self.out, self.history, evals)
+        report = write_report(self.out, read_log(self.out / "log.jsonl"), p.evals)
         print(f"[train] report: {report}", flush=True)
-        return evals
+        return p.evals
 
     def close(self) -> None:
+        """Take down what this run started (its actors go too, so a later run in the same Ray can reuse names)."""
         self.stack.close()
+        if self.learner is not None:
+            import ray
+
+            ray.kill(self.learner)
+            self.learner = None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -188,6 +188,21 @@ class Stack:
         return self
 
     def close(self) -> None:
+        """Stop the bundled sites and end this stack's actors (engines, browsers, reward actors)."""
+        import ray
+
+        actors = [*self.engines, *self.rewarders, *(self.pool.actors() if self.pool else [])]
+        if ray.is_initialized():
+            try:  # engines first stop their vLLM engine-core processes, which a kill would orphan
+                ray.get([e.shutdown.remote() for e in self.engines], timeout=60)
+            except Exception:  # noqa: BLE001 - a dead or hung engine is killed below all the same
+                pass
+            for a in actors:
+                try:
+                    ray.kill(a)
+                except Exception:  # noqa: BLE001 - an actor that is already gone
+                    pass
+        self.engines, self.rewarders, self.pool = [], [], None
         if self.sites is not None:
             self.sites.stop()
             self.sites = None

@@ -24,7 +24,10 @@ def tiny_overrides(model_dir: str, out: str) -> list[str]:
         "rollout.num_browsers=2",
         "rollout.obs_max_tokens=1500",
         "rollout.max_inflight_groups=2",
-        "bc.max_demos=2",
+        # one task per train template: the 2-turn template (search the store) is among them, so the expert
+        # solves some within rollout.max_turns=2 and RL (expert_solvable) has tasks
+        "bc.max_demos=16",
+        "bc.held_out=0",
         "bc.epochs=2",
         "bc.lr=1e-3",
         "rl.iterations=2",
@@ -73,6 +76,21 @@ def test_training_loop_end_to_end(ray_session, tiny_model_dir, tmp_path):
     assert set(evals) == {"before_bc", "after_rl"}
     for name in ("report.md", "curve.png", "viewer.html", "eval_before_bc.jsonl", "eval_after_rl.jsonl"):
         assert (out / name).exists(), name
+    assert all(t.meta["phase"] == "rl" and t.meta["iteration"] in (0, 1) for t in rollouts)
+
+    # Submitting the finished run again changes nothing: no phase runs, the log and checkpoints stay as they are.
+    before = ((out / "log.jsonl").read_text(), sorted(p.name for p in (out / "checkpoints").iterdir()))
+    again = Run(cfg)
+    try:
+        again.start()
+        assert again.progress.finished
+        asyncio.run(again.main())
+    finally:
+        again.close()
+    assert (
+        (out / "log.jsonl").read_text(),
+        sorted(p.name for p in (out / "checkpoints").iterdir()),
+    ) == before
 
 
 def _scrape_ray_metrics(names: set[str], timeout: float = 90.0) -> set[str]:
