@@ -1,0 +1,1 @@
+"""MiniWoB++ as a second environment (placeholder docstring, replaced below)."""
