@@ -130,8 +130,8 @@ class LearnerConfig(_Section):
 
 
 class EnvironmentConfig(_Section):
-    kind: Literal["bundled", "webarena"] = Field(
-        "bundled", description="bundled practice sites or real WebArena"
+    kind: Literal["bundled", "webarena", "miniwob"] = Field(
+        "bundled", description="bundled practice sites, real WebArena, or MiniWoB++ (served in-process)"
     )
     urls: dict[str, str] = Field(
         default_factory=dict, description="placeholder -> base URL, e.g. shopping: http://host:7770"
@@ -150,6 +150,10 @@ class EnvironmentConfig(_Section):
         True, description="start the bundled sites in-process when they are not running"
     )
     reset_command: str = Field("", description="command run before a task with require_reset (real WebArena)")
+    miniwob_tasks: list[str] = Field(
+        default_factory=list,
+        description="MiniWoB++ task names to use (kind=miniwob); [] = the whole task list",
+    )
 
 
 class EvalConfig(_Section):

@@ -3,6 +3,7 @@
     python -m sites.miniwob serve [--port 0]                  # serve the task pages until Ctrl-C
     python -m sites.miniwob tasks --split train --out f.json  # the split as WebArena-format configs
     python -m sites.miniwob utterances [--check]              # (re)read every task's instruction per seed
+    python -m sites.miniwob experts [--split train] [--seeds 20] [--tasks a,b]   # each expert's success rate
 
 `utterances` opens every (task, seed) of both splits in one headless Chromium (a few pages at a time), starts the
 episode exactly as the browser actor does, and writes the instruction table that task configs take their intent
@@ -107,6 +108,31 @@ def _utterances(args: argparse.Namespace) -> int:
     return 0
 
 
+def _experts(args: argparse.Namespace) -> int:
+    from browser_actors.actor import BrowserActor
+    from common.config import RolloutConfig
+    from sites.miniwob.experts import SOLVERS
+    from sites.miniwob.play import success_rates
+    from sites.miniwob.server import MiniwobServer
+    from sites.miniwob.tasks import SEEDS, TASKS, load_split
+
+    names = [n for n in args.tasks.split(",") if n] or [n for n in TASKS if n in SOLVERS]
+    seeds = set(SEEDS[args.split][: args.seeds])
+    total = [0, 0]
+    with MiniwobServer() as srv:
+        actor = BrowserActor(RolloutConfig(observation="html"), env_urls={"miniwob": srv.url})
+        try:
+            for name in names:
+                tasks = [t.with_urls({"miniwob": srv.url}) for t in load_split(args.split, [name])]
+                ok, n = success_rates(actor, [t for t in tasks if t.miniwob.seed in seeds]).get(name, (0, 0))
+                total[0], total[1] = total[0] + ok, total[1] + n
+                print(f"{name:30s} {ok:3d}/{n:<3d} {ok / max(n, 1):6.1%}", flush=True)
+        finally:
+            actor.close()
+    print(f"{'all experts':30s} {total[0]:3d}/{total[1]:<3d} {total[0] / max(total[1], 1):6.1%}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m sites.miniwob", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -122,6 +148,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--check", action="store_true", help="compare with the stored table, write nothing")
     p.add_argument("--parallel", type=int, default=4, help="pages read at once")
     p.set_defaults(func=_utterances)
+    p = sub.add_parser("experts", help="play each expert on its task's seeds and print its success rate")
+    p.add_argument("--split", choices=["train", "test"], default="train")
+    p.add_argument("--seeds", type=int, default=20, help="first N seeds of the split")
+    p.add_argument(
+        "--tasks", default="", help="comma-separated task names (default: every task with an expert)"
+    )
+    p.set_defaults(func=_experts)
     args = parser.parse_args(argv)
     return int(args.func(args))
 

@@ -60,7 +60,6 @@ TASKS: dict[str, str] = {
     "ascending-numbers": "click numbers in ascending order",
     "navigate-tree": "open folders to find a file",
     "unicode-test": "click a button with a non-ASCII label",
-    "sign-agreement": "click the named button of a form",
     "buy-ticket": "book the cheapest or shortest ticket",
     "odd-or-even": "mark numbers odd or even, submit",
     "generate-number": "generate numbers until one fits, submit",
@@ -177,6 +176,7 @@ EXCLUDED: dict[str, str] = {
     "order-food": "the +/- quantity controls carry no text or label",
     "scroll-text": "the observation cuts a text area at 400 characters, before its last word",
     "scroll-text-2": "scrolling inside a text area",
+    "sign-agreement": "half of its problems need scrolling inside a disabled text area before it unlocks",
 }
 
 
