@@ -217,7 +217,8 @@ def config(name: str, seed: int, intent: str) -> dict[str, Any]:
 
 
 def split_configs(split: str, names: list[str] | None = None) -> list[dict[str, Any]]:
-    """Configs of one split, task by task then seed by seed; `names` selects tasks (default: all of TASKS)."""
+    """Configs of one split, seed by seed then task by task (so `eval.max_tasks` keeps every task), `names`
+    selecting tasks (default: all of TASKS)."""
     if split not in SPLITS:
         raise ValueError(f"unknown split {split!r}; expected one of {', '.join(SPLITS)}")
     names = list(names) if names else list(TASKS)
@@ -229,8 +230,8 @@ def split_configs(split: str, names: list[str] | None = None) -> list[dict[str, 
         raise ValueError(f"not in the MiniWoB++ task list: {why}")
     table = utterances()
     out = []
-    for name in names:
-        for seed in SEEDS[split]:
+    for seed in SEEDS[split]:
+        for name in names:
             intent = table.get(name, {}).get(str(seed))
             if intent is None:
                 raise KeyError(f"no instruction for {name} seed {seed} in {UTTERANCES.name}: regenerate it")
