@@ -10,6 +10,8 @@ A plain class: `ray.remote(BrowserActor)` is applied where it is launched (rollo
 environment it neither sleeps after actions nor measures every node's bounding box: it waits for the page to settle
 (settle.py) and reads the page in one script pass, so a step costs what the page costs. A step that overruns
 `rollout.step_timeout_s` (hung or crashed page) is abandoned, the page replaced, and `Observation.infra_error` set.
+A MiniWoB++ task (`task.miniwob`) is seeded and started on its page at reset (browser_actors/miniwob.py); each
+observation then carries `done` once the page has given its reward, and the final state carries that reward.
 """
 
 from __future__ import annotations

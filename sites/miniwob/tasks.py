@@ -92,17 +92,12 @@ TASKS: dict[str, str] = {
     "multi-layouts": "fill a search form in one of several layouts",
     "multi-orderings": "fill a search form whose fields are shuffled",
     "search-engine": "search, page through results, click the n-th",
-    "email-inbox-reply": "open an email and reply with a text",
-    "email-inbox-noscroll": "open an email and reply with a text (short inbox)",
-    "email-inbox-forward": "open an email and forward it",
-    "email-inbox-forward-nl": "forward an email (free wording)",
-    "email-inbox-forward-nl-turk": "forward an email (crowd-written wording)",
 }
 
 _COORDS = "needs mouse coordinates (no element to act on)"
 _DRAG = "needs a mouse drag"
 _VISUAL = "the answer is only in colours or shapes that the text observation does not show"
-_ICONS = "icon-only buttons (star, trash, reply, retweet) carry no text or label in the page"
+_ICONS = "icon-only buttons (star, trash, send, reply, retweet) carry no text or label in the page"
 EXCLUDED: dict[str, str] = {
     **{
         t: _COORDS
@@ -154,6 +149,11 @@ EXCLUDED: dict[str, str] = {
             "email-inbox-important",
             "email-inbox-star-reply",
             "email-inbox-nl-turk",
+            "email-inbox-reply",
+            "email-inbox-noscroll",
+            "email-inbox-forward",
+            "email-inbox-forward-nl",
+            "email-inbox-forward-nl-turk",
             "social-media",
             "social-media-all",
             "social-media-some",

@@ -83,4 +83,4 @@ def test_expert_refuses_what_it_cannot_read(actor, server):
     expert.next_action(obs)
     with pytest.raises(ExpertError, match="previous action failed"):
         expert.next_action(obs.model_copy(update={"last_action_error": "there is no element with id [99]"}))
-    assert expert_for(load_split("test", ["terminal"])[0]) is None  # a listed task without an expert
+    assert expert_for(load_split("test", ["use-autocomplete"])[0]) is None  # a listed task without an expert
