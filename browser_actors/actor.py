@@ -10,6 +10,8 @@ A plain class: `ray.remote(BrowserActor)` is applied where it is launched (rollo
 environment it neither sleeps after actions nor measures every node's bounding box: it waits for the page to settle
 (settle.py) and reads the page in one script pass, so a step costs what the page costs. A step that overruns
 `rollout.step_timeout_s` (hung or crashed page) is abandoned, the page replaced, and `Observation.infra_error` set.
+A MiniWoB++ task (`task.miniwob`) is seeded and started on its page at reset (browser_actors/miniwob.py); each
+observation then carries `done` once the page has given its reward, and the final state carries that reward.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 from typing import Any, get_args
 
 from browser_actors import episode as E
+from browser_actors import miniwob as MW
 from browser_actors.context import EpisodeContext
 from browser_actors.executor import Executor
 from browser_actors.observation import build
@@ -63,6 +66,7 @@ class BrowserActor:
         self._sites: dict[str, str] = {}
         self._allow = AllowList([])
         self._tracing = False
+        self._miniwob: tuple[Any, str] | None = None  # (MiniwobSpec, instruction) of a MiniWoB++ episode
 
     # ---- public, synchronous API -------------------------------------------------------------------------
     def reset(self, task: Task, sandbox: str | None = None, episode_id: str | None = None) -> R.Observation:
@@ -152,6 +156,10 @@ class BrowserActor:
             )  # the start page is the first history entry: go_back must not reach blank
         self._page = pages[0]
         await self._page.bring_to_front()
+        if task.miniwob is not None:  # seed and start the page's episode before the first observation
+            utterance = await MW.start(self._page, task.miniwob, self.cfg.step_timeout_s)
+            MW.check_intent(task.task_id, task.intent, utterance)
+            self._miniwob = (task.miniwob, utterance)
         ep.begin_step()
         return await self._guarded(self._after_action("; ".join(errors) or None), "reset")
 
@@ -247,6 +255,8 @@ class BrowserActor:
             links=self.cfg.html_links,
         )
         obs.infra_error = infra
+        if self._miniwob is not None:
+            obs.done = (await MW.read(page, *self._miniwob)).done
         if self.cfg.screenshots and self._episode_dir():
             path = self._episode_dir() / f"step_{self._step_idx:03d}.png"
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -316,6 +326,7 @@ class BrowserActor:
             sandbox=self._sandbox,
             answer=self._answer,
             env_urls=self._sites,
+            miniwob=await MW.read(self._page, *self._miniwob) if self._miniwob else None,
         )
 
     def _episode_dir(self) -> Path | None:

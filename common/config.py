@@ -176,8 +176,8 @@ class LearnerConfig(_Section):
 
 
 class EnvironmentConfig(_Section):
-    kind: Literal["bundled", "webarena"] = Field(
-        "bundled", description="bundled practice sites or real WebArena"
+    kind: Literal["bundled", "webarena", "miniwob"] = Field(
+        "bundled", description="bundled practice sites, real WebArena, or MiniWoB++ (served in-process)"
     )
     urls: dict[str, str] = Field(
         default_factory=dict, description="placeholder -> base URL, e.g. shopping: http://host:7770"
@@ -199,6 +199,10 @@ class EnvironmentConfig(_Section):
         "", description="shell command run before each group of a task with require_reset (real WebArena)"
     )
     reset_timeout_s: float = Field(600.0, description="time-out of reset_command")
+    miniwob_tasks: list[str] = Field(
+        default_factory=list,
+        description="MiniWoB++ task names to use (kind=miniwob); [] = the whole task list",
+    )
 
 
 class EvalConfig(_Section):

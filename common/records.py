@@ -144,6 +144,26 @@ class Observation(BaseModel):
     infra_error: str | None = Field(
         None, description="an infrastructure failure (crashed / hung page) that was recovered from"
     )
+    done: bool = Field(
+        False, description="the environment ended the episode (a MiniWoB++ page gave its reward): stop here"
+    )
+
+
+class MiniwobResult(BaseModel):
+    """A MiniWoB++ page's own episode state, read from core.js's globals (WOB_*) at the end of an episode."""
+
+    task: str
+    seed: int
+    utterance: str = Field("", description="the instruction the page generated for this seed")
+    started: bool = Field(
+        False, description="the page still holds the seeded episode that reset started (not reloaded or left)"
+    )
+    done: bool = Field(False, description="the page ended the episode (WOB_DONE_GLOBAL)")
+    raw_reward: float = Field(
+        0.0, description="the page's reward without time penalty (WOB_RAW_REWARD_GLOBAL)"
+    )
+    reward: float = Field(0.0, description="the page's reward with its time penalty (WOB_REWARD_GLOBAL)")
+    reason: str | None = Field(None, description="the page's reason for the reward, when it gives one")
 
 
 class FinalState(BaseModel):
@@ -159,6 +179,7 @@ class FinalState(BaseModel):
     env_urls: dict[str, str] = Field(
         default_factory=dict, description="site key -> base URL used by the episode"
     )
+    miniwob: MiniwobResult | None = Field(None, description="the page's own reward, for MiniWoB++ tasks")
 
 
 class CheckResult(BaseModel):

@@ -63,6 +63,18 @@ class EvalSpec(_Open):
     reference_answer_raw_annotation: str | None = None
 
 
+class MiniwobSpec(BaseModel):
+    """How a MiniWoB++ episode starts: which task page, the seed of its RNG, and its in-page clock."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    task: str = Field(description="the task page's name, e.g. click-button (served as miniwob/<task>.html)")
+    seed: int = Field(description="seed of the page's RNG (Math.seedrandom), which fixes the problem")
+    episode_max_time_ms: int = Field(
+        1_000_000, gt=0, description="the page's episode clock (MiniWoB++: 10 s; BrowserGym's default here)"
+    )
+
+
 class Task(_Open):
     sites: list[str]
     task_id: int | str
@@ -76,6 +88,9 @@ class Task(_Open):
     require_reset: bool = False
     eval: EvalSpec
     intent_template_id: int | str | None = None
+    miniwob: MiniwobSpec | None = Field(
+        None, description="set for a MiniWoB++ task (environment.kind=miniwob)"
+    )
 
     def to_config(self) -> dict[str, Any]:
         """The WebArena config dict, unknown fields included, explicit nulls preserved."""

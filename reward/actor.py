@@ -228,6 +228,7 @@ class RewardActor:
             urls,
             self.cfg.url_match,
             self.html_unescape,
+            final.miniwob,
         )
 
     async def ascore(self, task: Task, final: FinalState, page: Any = None) -> Reward:

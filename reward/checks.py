@@ -20,7 +20,7 @@ from __future__ import annotations
 import urllib.parse
 from collections import defaultdict
 
-from common.records import CheckResult
+from common.records import CheckResult, MiniwobResult
 from reward.tokenize import word_tokenize
 
 OR_SEP = " |OR| "
@@ -182,6 +182,27 @@ def contents_values(values: list[str], selected: str) -> list[CheckResult]:
             )
         )
     return out
+
+
+def miniwob(result: MiniwobResult | None) -> CheckResult:
+    """A MiniWoB++ page's own reward, scored as BrowserGym does: success when the raw reward is above 0."""
+    if result is None:
+        return CheckResult(type="miniwob", score=None, why="the final state carries no MiniWoB++ result")
+    if not result.started:
+        return CheckResult(
+            type="miniwob",
+            score=0.0,
+            why=f"{result.task}: the seeded episode is gone (page reloaded or left)",
+        )
+    if not result.done:
+        return CheckResult(type="miniwob", score=0.0, why=f"{result.task}: the page did not end the episode")
+    ok = result.raw_reward > 0
+    reason = f" ({short(result.reason, 60)})" if result.reason else ""
+    return CheckResult(
+        type="miniwob",
+        score=float(ok),
+        why=f"{result.task}: page reward {result.raw_reward:g} {'>' if ok else '<='} 0{reason}",
+    )
 
 
 def product(scores: list[float | None]) -> float | None:

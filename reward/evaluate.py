@@ -19,11 +19,11 @@ from __future__ import annotations
 import html
 from typing import Any, Protocol
 
-from common.records import CheckResult, Reward
+from common.records import CheckResult, MiniwobResult, Reward
 from reward import checks as C
 from reward.funcs import CallContext, Helpers, HelperUnavailable
 from reward.judge import Judge
-from reward.plan import HtmlStep, Plan, StringStep, Target, UrlStep
+from reward.plan import HtmlStep, MiniwobStep, Plan, StringStep, Target, UrlStep
 
 NEEDS_LIVE = "needs a live page (--live)"
 
@@ -213,8 +213,10 @@ async def run_plan(
     env_urls: dict[str, str],
     url_mode: str = "webarena",
     unescape: bool = True,
+    miniwob: MiniwobResult | None = None,
 ) -> Reward:
-    """All checks of one episode. `session` None: program checks are reported as needing a live page."""
+    """All checks of one episode. `session` None: program checks are reported as needing a live page.
+    `miniwob`: the page's own result from the final state, for the `miniwob` check."""
     out: list[CheckResult] = []
     error = None
     for step in plan.steps:
@@ -223,6 +225,8 @@ async def run_plan(
         elif isinstance(step, UrlStep):
             current = session.current_url if session is not None else final_url
             out.append(C.url_match(current, step.reference, step.rule, url_mode))
+        elif isinstance(step, MiniwobStep):
+            out.append(C.miniwob(miniwob))
         elif session is None:
             out.append(CheckResult(type="program_html", score=None, why=NEEDS_LIVE))
             error = NEEDS_LIVE

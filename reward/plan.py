@@ -60,9 +60,16 @@ class HtmlStep:
 
 
 @dataclass(frozen=True)
+class MiniwobStep:
+    """The page's own reward, carried in the final state (MiniWoB++ tasks)."""
+
+    kind: Literal["miniwob"] = "miniwob"
+
+
+@dataclass(frozen=True)
 class Plan:
     task_id: Any
-    steps: tuple[StringStep | UrlStep | HtmlStep, ...]
+    steps: tuple[StringStep | UrlStep | HtmlStep | MiniwobStep, ...]
     needs_page: bool = field(default=False)
 
 
@@ -148,7 +155,7 @@ def _target(raw: Any, where: str) -> Target:
 
 def build_plan(task: Task) -> Plan:
     """The checks of a (placeholder-filled) task, in WebArena's order; PlanError on a config that cannot be run."""
-    steps: list[StringStep | UrlStep | HtmlStep] = []
+    steps: list[StringStep | UrlStep | HtmlStep | MiniwobStep] = []
     base = f"task {task.task_id}: eval"
     if not task.eval.eval_types:
         raise PlanError(f"{base}.eval_types is empty")
@@ -170,9 +177,13 @@ def build_plan(task: Task) -> Plan:
                 raise PlanError(f"{base}.program_html: program_html without targets")
             targets = tuple(_target(r, f"{base}.program_html[{i}]") for i, r in enumerate(raws))
             steps.append(HtmlStep(targets=targets, intent=task.intent))
+        elif kind == "miniwob":
+            if task.miniwob is None:
+                raise PlanError(f"{base}.eval_types: 'miniwob' needs the task's miniwob block (task, seed)")
+            steps.append(MiniwobStep())
         else:
             raise PlanError(
-                f"{base}.eval_types: unsupported {kind!r} (string_match, url_match, program_html)"
+                f"{base}.eval_types: unsupported {kind!r} (string_match, url_match, program_html, miniwob)"
             )
     return Plan(
         task_id=task.task_id, steps=tuple(steps), needs_page=any(isinstance(s, HtmlStep) for s in steps)

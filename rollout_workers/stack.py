@@ -62,6 +62,7 @@ class Stack:
     def __init__(self, cfg: TrainConfig):
         self.cfg = cfg
         self.sites = None  # SiteServer when this process started the bundled sites
+        self.miniwob = None  # MiniwobServer when environment.kind=miniwob
         self.urls: dict[str, str] = {}
         self.auth_dir = ""
         self.engines: list[Any] = []
@@ -74,6 +75,12 @@ class Stack:
     # --- environment -------------------------------------------------------------------------------------
     def start_environment(self) -> None:
         env = self.cfg.environment
+        if env.kind == "miniwob":  # the package's task pages, served by this process on a free port
+            from sites.miniwob.server import MiniwobServer
+
+            self.miniwob = MiniwobServer(host="127.0.0.1", port=0)
+            self.urls = {"miniwob": self.miniwob.start()}
+            return
         if env.kind == "bundled":
             from sites.server import SiteServer
 
@@ -96,6 +103,10 @@ class Stack:
             from sites.tasks import load_split
 
             tasks = load_split(split)
+        elif env.kind == "miniwob":
+            from sites.miniwob.tasks import load_split as load_miniwob
+
+            tasks = load_miniwob(split, env.miniwob_tasks or None)
         else:
             raise ValueError(f"environment.{split}_tasks is required for environment.kind=webarena")
         if env.sites:
@@ -206,6 +217,9 @@ class Stack:
         if self.sites is not None:
             self.sites.stop()
             self.sites = None
+        if self.miniwob is not None:
+            self.miniwob.stop()
+            self.miniwob = None
 
 
 def ensure_dir(p: str | Path) -> Path:

@@ -1,0 +1,246 @@
+"""The MiniWoB++ task list: which tasks, which seeds, and their configs in the project's (WebArena-JSON) format.
+
+    from sites.miniwob.tasks import load_split
+    tasks = load_split("train")            # list[common.tasks.Task], start URLs with __MINIWOB__ unfilled
+    python -m sites.miniwob tasks --split test --out test.json
+
+A task config is one (task page, seed) pair: `miniwob: {task, seed}` tells the browser actor how to start it,
+`eval_types: ["miniwob"]` tells the reward actor to score the page's own reward, and `intent` is the instruction
+the page generates for that seed (read once from the page by `python -m sites.miniwob utterances`, stored in
+utterances.json; the browser actor checks it against the page at every reset).
+
+Seeds: train seeds are 0..19 and test seeds 100000..100004 for every task, so the splits never share a seed.
+Tasks whose problem space is tiny (click-test has one problem) show the same problem in both; the split is over
+seeds, as in BrowserGym, not over problems.
+
+The subset (TASKS) holds the tasks that can be solved from a text observation with element actions. EXCLUDED says
+why each other task of the package is left out.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+UTTERANCES = Path(__file__).with_name("utterances.json")
+SITE = "miniwob"
+PLACEHOLDER = "__MINIWOB__"
+SPLITS = ("train", "test")
+SEEDS = {"train": tuple(range(20)), "test": tuple(range(100_000, 100_005))}
+
+# name -> what the agent does (one line each; the page's own instruction varies per seed)
+TASKS: dict[str, str] = {
+    "click-button": "click the button with the given label",
+    "click-button-sequence": "click two buttons in order",
+    "click-checkboxes": "tick the named checkboxes, submit",
+    "click-checkboxes-large": "tick many named checkboxes, submit",
+    "click-checkboxes-soft": "tick the synonyms of the given words, submit",
+    "click-checkboxes-transfer": "tick the named checkboxes (or none), submit",
+    "click-collapsible": "expand a section, submit",
+    "click-collapsible-nodelay": "expand a section, submit (no animation)",
+    "click-collapsible-2": "expand sections to find a link",
+    "click-collapsible-2-nodelay": "expand sections to find a link (no animation)",
+    "click-dialog": "close a dialog",
+    "click-dialog-2": "click a dialog's button",
+    "click-link": "click a named link in a paragraph",
+    "click-option": "choose the named radio button, submit",
+    "click-scroll-list": "choose items in a scroll list, submit",
+    "click-tab": "click the named tab",
+    "click-tab-2": "switch tabs to find a link",
+    "click-tab-2-easy": "switch tabs to find a link (one tab)",
+    "click-tab-2-medium": "switch tabs to find a link (two tabs)",
+    "click-tab-2-hard": "switch tabs to find a link (more tabs, unnamed)",
+    "click-test": "click the only button",
+    "click-test-2": "click one of two buttons",
+    "click-test-transfer": "click one of two buttons (other wording)",
+    "click-widget": "click a widget of the given kind",
+    "button-delay": "click a button, wait, click another",
+    "ascending-numbers": "click numbers in ascending order",
+    "navigate-tree": "open folders to find a file",
+    "unicode-test": "click a button with a non-ASCII label",
+    "buy-ticket": "book the cheapest or shortest ticket",
+    "odd-or-even": "mark numbers odd or even, submit",
+    "generate-number": "generate numbers until one fits, submit",
+    "enter-text": "type a word, submit",
+    "enter-text-2": "type a word in another case, submit",
+    "enter-text-dynamic": "type a random word, submit",
+    "enter-password": "type a password twice, submit",
+    "enter-date": "type a date into a date field, submit",
+    "enter-time": "type a time into a time field, submit",
+    "login-user": "type user name and password, log in",
+    "login-user-popup": "log in, closing a pop-up that may appear",
+    "focus-text": "focus a text box",
+    "focus-text-2": "focus the n-th text box",
+    "find-word": "copy the n-th word of a paragraph, submit",
+    "read-table": "copy a value from a table, submit",
+    "read-table-2": "copy two values from a table, submit",
+    "simple-arithmetic": "solve a sum, submit",
+    "simple-algebra": "solve for x, submit",
+    "copy-paste": "copy a text area into a text box, submit",
+    "copy-paste-2": "copy the n-th text area into a text box, submit",
+    "text-transform": "type the shown characters, submit",
+    "use-autocomplete": "enter an item through an autocomplete box",
+    "use-autocomplete-nodelay": "enter an item through an autocomplete box (no delay)",
+    "use-spinner": "set a spinner to a value, submit",
+    "guess-number": "guess a number from higher / lower feedback",
+    "terminal": "delete a file in a toy terminal",
+    "choose-list": "choose an item in a dropdown, submit",
+    "form-sequence-2": "tick a radio button, type into the n-th box, submit",
+    "form-sequence-3": "choose from a dropdown, click a button",
+    "multi-layouts": "fill a search form in one of several layouts",
+    "multi-orderings": "fill a search form whose fields are shuffled",
+    "search-engine": "search, page through results, click the n-th",
+}
+
+_COORDS = "needs mouse coordinates (no element to act on)"
+_DRAG = "needs a mouse drag"
+_VISUAL = "the answer is only in colours or shapes that the text observation does not show"
+_ICONS = "icon-only buttons (star, trash, send, reply, retweet) carry no text or label in the page"
+EXCLUDED: dict[str, str] = {
+    **{
+        t: _COORDS
+        for t in ("bisect-angle", "circle-center", "right-angle", "find-midpoint", "grid-coordinate")
+    },
+    **{t: _COORDS for t in ("hot-cold", "chase-circle", "moving-items", "hover-shape", "tic-tac-toe")},
+    **{t: "drawing with the mouse" for t in ("draw-circle", "draw-line")},
+    **{
+        t: _DRAG
+        for t in (
+            "drag-box",
+            "drag-circle",
+            "drag-cube",
+            "drag-items",
+            "drag-items-grid",
+            "drag-shapes",
+            "drag-shapes-2",
+            "drag-single-shape",
+            "drag-sort-numbers",
+            "resize-textarea",
+            "use-slider",
+            "use-slider-2",
+            "form-sequence",
+        )
+    },
+    **{
+        t: _VISUAL
+        for t in (
+            "click-color",
+            "click-shades",
+            "click-shape",
+            "count-shape",
+            "count-sides",
+            "identify-shape",
+            "visual-addition",
+            "use-colorwheel",
+            "use-colorwheel-2",
+            "number-checkboxes",
+            "find-greatest",
+            "click-pie",
+            "click-pie-nodelay",
+        )
+    },
+    **{
+        t: _ICONS
+        for t in (
+            "email-inbox",
+            "email-inbox-delete",
+            "email-inbox-important",
+            "email-inbox-star-reply",
+            "email-inbox-nl-turk",
+            "email-inbox-reply",
+            "email-inbox-noscroll",
+            "email-inbox-forward",
+            "email-inbox-forward-nl",
+            "email-inbox-forward-nl-turk",
+            "social-media",
+            "social-media-all",
+            "social-media-some",
+            "text-editor",
+        )
+    },
+    **{t: "text selection with the mouse" for t in ("highlight-text", "highlight-text-2")},
+    "simon-says": "memorising a sequence of flashes shown over time",
+    "stock-market": "waiting for a price that changes with wall-clock time",
+    "click-menu": "submenus open on a hover timer that ends after the page has settled",
+    "click-menu-2": "submenus open on a hover timer that ends after the page has settled",
+    **{
+        t: "a calendar widget overlays the form; a typed date is not what the task reads"
+        for t in ("choose-date", "choose-date-easy", "choose-date-medium", "choose-date-nodelay")
+    },
+    "book-flight": "a calendar widget (as choose-date) and autocomplete in one long form",
+    "book-flight-nodelay": "a calendar widget (as choose-date) and autocomplete in one long form",
+    "daily-calendar": "creating an event needs a drag over the day grid",
+    "phone-book": "the clickable fields are <a> elements without href, which get no id in the observation",
+    "order-food": "the +/- quantity controls carry no text or label",
+    "scroll-text": "the observation cuts a text area at 400 characters, before its last word",
+    "scroll-text-2": "scrolling inside a text area",
+    "sign-agreement": "half of its problems need scrolling inside a disabled text area before it unlocks",
+}
+
+
+@lru_cache(maxsize=1)
+def utterances() -> dict[str, dict[str, str]]:
+    """task -> seed (as text) -> instruction, as generated by `python -m sites.miniwob utterances`."""
+    if not UTTERANCES.is_file():
+        raise FileNotFoundError(f"{UTTERANCES} is missing: run python -m sites.miniwob utterances")
+    return json.loads(UTTERANCES.read_text(encoding="utf-8"))
+
+
+def task_id(name: str, seed: int) -> str:
+    return f"miniwob.{name}.{seed}"
+
+
+def config(name: str, seed: int, intent: str) -> dict[str, Any]:
+    """The WebArena-format config of one (task, seed)."""
+    return {
+        "sites": [SITE],
+        "task_id": task_id(name, seed),
+        "require_login": False,
+        "storage_state": None,
+        "start_url": f"{PLACEHOLDER}/miniwob/{name}.html",
+        "geolocation": None,
+        "intent_template": "",
+        "instantiation_dict": {"task": name, "seed": seed},
+        "intent": intent,
+        "require_reset": False,
+        "eval": {
+            "eval_types": ["miniwob"],
+            "reference_answers": None,
+            "reference_url": "",
+            "program_html": [],
+        },
+        "intent_template_id": f"miniwob.{name}",
+        "miniwob": {"task": name, "seed": seed},
+    }
+
+
+def split_configs(split: str, names: list[str] | None = None) -> list[dict[str, Any]]:
+    """Configs of one split, seed by seed then task by task (so `eval.max_tasks` keeps every task), `names`
+    selecting tasks (default: all of TASKS)."""
+    if split not in SPLITS:
+        raise ValueError(f"unknown split {split!r}; expected one of {', '.join(SPLITS)}")
+    names = list(names) if names else list(TASKS)
+    unknown = [n for n in names if n not in TASKS]
+    if unknown:
+        why = "; ".join(
+            f"{n}: {EXCLUDED[n]}" if n in EXCLUDED else f"{n}: not a MiniWoB++ task" for n in unknown
+        )
+        raise ValueError(f"not in the MiniWoB++ task list: {why}")
+    table = utterances()
+    out = []
+    for seed in SEEDS[split]:
+        for name in names:
+            intent = table.get(name, {}).get(str(seed))
+            if intent is None:
+                raise KeyError(f"no instruction for {name} seed {seed} in {UTTERANCES.name}: regenerate it")
+            out.append(config(name, seed, intent))
+    return out
+
+
+def load_split(split: str, names: list[str] | None = None) -> list[Any]:
+    """The tasks of a split as `common.tasks.Task` objects (placeholders unfilled). Called by the run stack."""
+    from common.tasks import Task
+
+    return [Task.model_validate(c) for c in split_configs(split, names)]

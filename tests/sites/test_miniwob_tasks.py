@@ -1,0 +1,99 @@
+"""The MiniWoB++ task list, its train/test seeds, the `miniwob` reward check and the run stack's wiring (no browser)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pytest
+
+from common.config import load_config
+from common.records import MiniwobResult
+from common.tasks import Task, load_tasks
+from reward.checks import miniwob as miniwob_check
+from reward.plan import MiniwobStep, PlanError, build_plan
+from rollout_workers.stack import Stack
+from sites.miniwob.__main__ import main as cli
+from sites.miniwob.server import html_root
+from sites.miniwob.tasks import EXCLUDED, SEEDS, TASKS, load_split, split_configs, utterances
+
+
+def test_every_package_task_is_listed_or_excluded_with_a_reason():
+    pages = {p.stem for p in (html_root() / "miniwob").glob("*.html")}
+    assert set(TASKS) | set(EXCLUDED) == pages
+    assert not set(TASKS) & set(EXCLUDED)
+    assert len(TASKS) >= 40 and all(EXCLUDED.values())
+
+
+def test_splits_share_no_seed_and_every_config_loads():
+    assert not set(SEEDS["train"]) & set(SEEDS["test"])
+    train, test = load_split("train"), load_split("test")
+    assert len(train) == len(TASKS) * len(SEEDS["train"]) and len(test) == len(TASKS) * len(SEEDS["test"])
+    assert not {t.task_id for t in train} & {t.task_id for t in test}
+    for t in train + test:
+        assert t.miniwob is not None and t.intent and t.eval.eval_types == ["miniwob"]
+        assert t.start_url == f"__MINIWOB__/miniwob/{t.miniwob.task}.html" and t.sites == ["miniwob"]
+    assert set(utterances()) == set(TASKS)
+
+
+def test_a_split_is_written_as_webarena_json(tmp_path: Path):
+    out = tmp_path / "test.json"
+    assert cli(["tasks", "--split", "test", "--tasks", "click-button,enter-text", "--out", str(out)]) == 0
+    tasks = load_tasks(out)
+    assert [t.task_id for t in tasks] == [
+        f"miniwob.{n}.{s}" for s in SEEDS["test"] for n in ("click-button", "enter-text")
+    ]
+    filled = tasks[0].with_urls({"miniwob": "http://127.0.0.1:1234"})
+    assert filled.start_url == "http://127.0.0.1:1234/miniwob/click-button.html"
+
+
+def test_unknown_or_excluded_task_names_are_refused_with_the_reason():
+    with pytest.raises(ValueError, match="drag-box: needs a mouse drag"):
+        split_configs("train", ["drag-box"])
+    with pytest.raises(ValueError, match="not a MiniWoB"):
+        split_configs("train", ["no-such-task"])
+    with pytest.raises(ValueError, match="unknown split"):
+        split_configs("dev")
+
+
+def test_the_miniwob_check_scores_raw_reward_above_zero():
+    base = {"task": "click-button", "seed": 0, "started": True, "done": True}
+    assert miniwob_check(MiniwobResult(**base, raw_reward=1.0)).score == 1.0
+    assert (
+        miniwob_check(MiniwobResult(**base, raw_reward=0.4, reason="partly")).score == 1.0
+    )  # BrowserGym: > 0
+    assert miniwob_check(MiniwobResult(**base, raw_reward=0.0)).score == 0.0
+    assert miniwob_check(MiniwobResult(**base, raw_reward=-1.0)).score == 0.0
+    assert miniwob_check(MiniwobResult(**{**base, "done": False})).score == 0.0
+    gone = miniwob_check(MiniwobResult(**{**base, "started": False}, raw_reward=1.0))
+    assert gone.score == 0.0 and "gone" in gone.why
+    assert miniwob_check(None).score is None  # no page result: unscorable, never a silent 0
+
+
+def test_plan_routes_miniwob_and_refuses_it_without_the_block():
+    task = load_split("test", ["click-button"])[0]
+    assert build_plan(task).steps == (MiniwobStep(),) and not build_plan(task).needs_page
+    bare = Task.model_validate({**task.to_config(), "miniwob": None})
+    with pytest.raises(PlanError, match="needs the task's miniwob block"):
+        build_plan(bare)
+    with pytest.raises(ValueError, match="seed"):
+        Task.model_validate({**task.to_config(), "miniwob": {"task": "click-button", "sede": 1}})
+
+
+def test_stack_serves_miniwob_and_loads_the_chosen_tasks():
+    cfg = load_config(
+        None, ["environment.kind=miniwob", "environment.miniwob_tasks=[click-button, enter-text]"]
+    )
+    stack = Stack(cfg)
+    stack.start_environment()
+    try:
+        url = stack.urls["miniwob"]
+        assert url.startswith("http://127.0.0.1:")
+        test = stack.tasks("test")
+        assert {t.miniwob.task for t in test} == {"click-button", "enter-text"} and len(test) == 2 * len(
+            SEEDS["test"]
+        )
+        assert httpx.get(test[0].start_url).status_code == 200
+    finally:
+        stack.close()
+    assert stack.miniwob is None
