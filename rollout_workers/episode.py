@@ -165,4 +165,7 @@ async def _turn(ep: _Episode, index: int, obs: Observation) -> tuple[Observation
     turn.timings["step"] = time.perf_counter() - t1
     if nxt.infra_error:
         traj.meta.setdefault("recovered_infra_errors", []).append(nxt.infra_error)
+    if nxt.done:  # the page ended the episode itself (MiniWoB++ gave its reward)
+        traj.termination = "stop"
+        return nxt, True
     return nxt, False

@@ -14,13 +14,23 @@ are cheap and exactly right, but less varied in wording and order.
 
 from __future__ import annotations
 
+from typing import Any
+
 from common.records import Observation
 from common.tasks import Task
 from sites.tasks import find_instance
 from sites.tasks.steps import Script, base_url
 
 
-def script_for(task: Task, first_obs: Observation) -> Script:
-    """The script of the task's template; KeyError for a task that is not a bundled-site template task."""
+def script_for(task: Task, first_obs: Observation) -> Any:
+    """The script of the task: its bundled template's, or its MiniWoB++ task's solver; KeyError for a task with
+    neither."""
+    if task.miniwob is not None:
+        from sites.miniwob.experts import expert_for
+
+        expert = expert_for(task)
+        if expert is None:
+            raise KeyError(f"no MiniWoB++ expert for {task.miniwob.task}")
+        return expert
     template, inst = find_instance(task.task_id)
     return Script(template.solve(inst), base_url(first_obs.url))
