@@ -12,6 +12,7 @@ from typing import Any
 
 from browser_actors.safety import AllowList, Guard
 from browser_actors.settle import NetworkTracker
+from common.text import cut
 
 VIEWPORT = {"width": 1280, "height": 720}
 
@@ -88,14 +89,14 @@ class EpisodeContext:
         if why := self.allow.check(request.url):
             page = _page_of(request)
             self.escaped.add(page)
-            self.blocked.append((page, f"navigation to {request.url[:200]} (a redirect) blocked: {why}"))
+            self.blocked.append((page, f"navigation to {cut(request.url, 200)} (a redirect) blocked: {why}"))
 
     async def _refuse(self, route: Any, request: Any) -> None:
         """Every request outside the allow-list lands here: aborted; a navigation is reported to the agent."""
         nav = request.is_navigation_request()
         if nav:
             why = self.allow.check(request.url) or "not allowed"
-            self.blocked.append((_page_of(request), f"navigation to {request.url[:200]} blocked: {why}"))
+            self.blocked.append((_page_of(request), f"navigation to {cut(request.url, 200)} blocked: {why}"))
         try:
             # "aborted" leaves the page where it was (no error page is committed), like a cancelled click
             await route.abort("aborted" if nav else "blockedbyclient")

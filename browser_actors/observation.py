@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from common.records import Observation
+from common.text import cut, scrub
 
 DOM_JS = (Path(__file__).with_name("dom.js")).read_text(encoding="utf-8")
 TRUNCATION_MARKER = (
@@ -49,7 +50,7 @@ def truncate(text: str, max_tokens: int, count: TokenCounter = approx_tokens) ->
             hi = mid - 1
     kept = lines[:lo]
     if not kept:  # one enormous line: cut inside it
-        kept = [lines[0][: max(0, budget) * 4]]
+        kept = [cut(lines[0], max(0, budget) * 4)]
         lo = 1
     return "\n".join(kept + [TRUNCATION_MARKER.format(n=len(lines) - lo)]), True
 
@@ -81,7 +82,7 @@ async def tab_titles(pages: list[Any]) -> list[str]:
             title = await p.title()
         except Exception:  # noqa: BLE001 - a tab that is navigating or dead still gets a label
             title = ""
-        out.append((title or p.url)[:80])
+        out.append(cut(title or p.url, 80))
     return out
 
 
@@ -98,20 +99,22 @@ async def build(
     """The observation of `page` (the active tab among `pages`)."""
     count = count or approx_tokens
     result = await page.evaluate(DOM_JS, {"html": mode == "html"})
-    body = result["html"] if mode == "html" else await _axtree(cdp)
-    tabs = await tab_titles(pages)
+    # dom.js cuts on character boundaries, but a page's own script can still hand over half an emoji.
+    body = scrub(result["html"] if mode == "html" else await _axtree(cdp))
+    title, headings = scrub(result["title"]), [scrub(h) for h in result["headings"]]
+    tabs = [scrub(t) for t in await tab_titles(pages)]
     active = pages.index(page) if page in pages else 0
-    body, cut = truncate(body or "(empty page)", max_tokens, count)
+    body, was_cut = truncate(body or "(empty page)", max_tokens, count)
     return Observation(
         text=body,
-        short=short_form(page.url, result["title"], result["headings"]),
+        short=short_form(page.url, title, headings),
         url=page.url,
-        title=result["title"],
+        title=title,
         tabs=tabs,
         active_tab=active,
-        last_action_error=error,
+        last_action_error=error if error is None else scrub(error),
         mode=mode,
-        truncated=cut,
+        truncated=was_cut,
     )
 
 

@@ -26,6 +26,7 @@ from typing import Any
 from common.config import RewardConfig
 from common.records import FinalState, Reward
 from common.tasks import Task
+from common.text import cut
 from reward.evaluate import NavigationError, run_plan
 from reward.funcs import make_helpers
 from reward.judge import Judge, make_judge
@@ -85,7 +86,7 @@ class _Session:
         try:
             await page.goto(url, wait_until="load", timeout=self.actor.nav_timeout_s * 1000)
         except PwError as e:
-            raise NavigationError(f"could not load {url}: {str(e).splitlines()[0][:120]}") from e
+            raise NavigationError(f"could not load {url}: {cut(str(e).splitlines()[0], 120)}") from e
         if self.actor.settle == "networkidle":
             try:  # some real sites never go quiet; past the cap we check what is there, as browsergym does
                 await page.wait_for_load_state("networkidle", timeout=self.actor.idle_cap_s * 1000)
@@ -103,7 +104,7 @@ class _Session:
             )
             body = await resp.text()
         except PwError as e:
-            raise NavigationError(f"could not fetch {url}: {str(e).splitlines()[0][:120]}") from e
+            raise NavigationError(f"could not fetch {url}: {cut(str(e).splitlines()[0], 120)}") from e
         try:
             return resp.status, json.loads(body)
         except ValueError:

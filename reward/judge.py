@@ -20,6 +20,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from common.text import cut
+
 SYSTEM = "You are a helpful assistant"
 
 
@@ -95,13 +97,13 @@ class Judge:
             reply = await self._complete(messages)
         except Exception as e:  # noqa: BLE001 - a judge outage makes the check unscorable, not failed
             self.stats["unscorable"] += 1
-            return None, f"{kind} judge call failed: {type(e).__name__}: {str(e)[:120]}"
+            return None, f"{kind} judge call failed: {type(e).__name__}: {cut(str(e), 120)}"
         score = verdict(reply)
         if score is None:
             self.stats["unscorable"] += 1
-            return None, f"{kind} judge reply had no verdict: {' '.join(reply.split())[:80]!r}"
+            return None, f"{kind} judge reply had no verdict: {cut(' '.join(reply.split()), 80)!r}"
         self._remember(key, score)
-        return score, f"{kind} judge said {' '.join(reply.split())[:60]!r}"
+        return score, f"{kind} judge said {cut(' '.join(reply.split()), 60)!r}"
 
     def _remember(self, key: str, score: float) -> None:
         with self._lock:
