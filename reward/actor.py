@@ -27,7 +27,7 @@ from common.config import RewardConfig
 from common.records import FinalState, Reward
 from common.tasks import Task
 from common.text import cut
-from reward.evaluate import NavigationError, run_plan
+from reward.evaluate import NavigationError, SandboxGone, run_plan
 from reward.funcs import make_helpers
 from reward.judge import Judge, make_judge
 from reward.plan import PlanError, build_plan
@@ -44,6 +44,7 @@ CHROMIUM_ARGS = [
     "--disable-quic",
 ]
 SANDBOX_COOKIE = "wa_sandbox"
+SANDBOX_MISSING_HEADER = "x-wa-sandbox-missing"  # sites/core.py sets it on the 403 for a token that is gone
 
 
 class _Session:
@@ -84,9 +85,10 @@ class _Session:
 
         page = self._page or await self.page()
         try:
-            await page.goto(url, wait_until="load", timeout=self.actor.nav_timeout_s * 1000)
+            resp = await page.goto(url, wait_until="load", timeout=self.actor.nav_timeout_s * 1000)
         except PwError as e:
             raise NavigationError(f"could not load {url}: {cut(str(e).splitlines()[0], 120)}") from e
+        self._check_sandbox(resp, url)
         if self.actor.settle == "networkidle":
             try:  # some real sites never go quiet; past the cap we check what is there, as browsergym does
                 await page.wait_for_load_state("networkidle", timeout=self.actor.idle_cap_s * 1000)
@@ -105,10 +107,18 @@ class _Session:
             body = await resp.text()
         except PwError as e:
             raise NavigationError(f"could not fetch {url}: {cut(str(e).splitlines()[0], 120)}") from e
+        self._check_sandbox(resp, url)
         try:
             return resp.status, json.loads(body)
         except ValueError:
             return resp.status, None
+
+    def _check_sandbox(self, resp: Any, url: str) -> None:
+        if resp is not None and self.final.sandbox and resp.headers.get(SANDBOX_MISSING_HEADER):
+            raise SandboxGone(
+                f"sandbox {self.final.sandbox[:6]}... is gone at {cut(url, 120)} (dropped or expired before "
+                "scoring): the episode's data cannot be checked"
+            )
 
     async def close(self) -> None:
         if self._own and self._context is not None:
@@ -211,6 +221,9 @@ class RewardActor:
                     self._sem = asyncio.Semaphore(self.max_concurrency)
                 async with self._sem:
                     reward = await self._run(plan, final, session, urls)
+        except SandboxGone as e:  # even a failed string check must not score this episode 0
+            self.stats["errors"] += 1
+            reward = Reward(score=None, error=str(e))
         finally:
             if session is not None:
                 await session.close()
