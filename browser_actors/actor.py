@@ -144,6 +144,8 @@ class BrowserActor:
             await ep.context.tracing.start(screenshots=True, snapshots=True)
             self._tracing = True
         pages = [await ep.context.new_page() for _ in urls or ["about:blank"]]
+        for p in pages:
+            await ep.confine(p)
         errors = []
         for p, u in zip(pages, urls, strict=False):
             try:
@@ -218,6 +220,7 @@ class BrowserActor:
         """Settle, adopt or refuse pop-ups, undo navigation that escaped the allow-list, then observe."""
         ep = self._ep
         await self._settle(self._page)
+        await ep.wait_for_popups(self.cfg.settle_timeout_s)
         for popup in [p for p in ep.popups if p is not self._page and not p.is_closed()]:
             if ep.refused(popup) or popup.url == "about:blank":
                 await popup.close()
@@ -298,6 +301,7 @@ class BrowserActor:
             await self._end_episode()
             ep = await self._open_context({"cookies": cookies, "origins": []})
         self._page = await ep.context.new_page()
+        await ep.confine(self._page)
         try:
             await asyncio.wait_for(
                 self._page.goto(url, wait_until="domcontentloaded"), self.cfg.settle_timeout_s
