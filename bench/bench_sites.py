@@ -57,7 +57,7 @@ def main() -> None:
         store = srv.store
         t_sandbox = _median_s(lambda: store.db_path(store.create(), "shop"), args.reps)
         url = srv.urls["shopping"]
-        with httpx.Client() as client:
+        with httpx.Client(headers={"X-WA-Sandbox-Key": srv.sandbox_key}) as client:
 
             def http_sandbox() -> None:
                 token = client.post(url + "/__sandbox__").json()["token"]

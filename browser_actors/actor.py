@@ -32,6 +32,7 @@ from browser_actors.settle import settle
 from common import records as R
 from common.config import RolloutConfig
 from common.tasks import Task
+from common.text import cut
 
 _ACTION_CLASSES = get_args(get_args(R.Action)[0])
 
@@ -145,6 +146,8 @@ class BrowserActor:
             await ep.context.tracing.start(screenshots=True, snapshots=True)
             self._tracing = True
         pages = [await ep.context.new_page() for _ in urls or ["about:blank"]]
+        for p in pages:
+            await ep.confine(p)
         errors = []
         for p, u in zip(pages, urls, strict=False):
             try:
@@ -223,6 +226,7 @@ class BrowserActor:
         """Settle, adopt or refuse pop-ups, undo navigation that escaped the allow-list, then observe."""
         ep = self._ep
         await self._settle(self._page)
+        await ep.wait_for_popups(self.cfg.settle_timeout_s)
         for popup in [p for p in ep.popups if p is not self._page and not p.is_closed()]:
             if ep.refused(popup) or popup.url == "about:blank":
                 await popup.close()
@@ -235,7 +239,7 @@ class BrowserActor:
         why = self._allow.check(self._page.url)
         if why or self._page in ep.escaped:  # a redirect (not seen by routes) or a script left the hosts
             if why:
-                messages.append(f"navigation to {self._page.url[:200]} blocked: {why}")
+                messages.append(f"navigation to {cut(self._page.url, 200)} blocked: {why}")
             await self._page.goto(self._last_good_url, wait_until="commit")
             await self._settle(self._page)
         obs = await self._observe("; ".join(dict.fromkeys(messages)) or None)
@@ -274,7 +278,7 @@ class BrowserActor:
         except asyncio.TimeoutError:
             infra = f"{what} exceeded the step time-out of {self.cfg.step_timeout_s:g} s (page hung)"
         except PlaywrightError as e:
-            infra = f"{what} failed: the page crashed or closed ({str(e).splitlines()[0][:200]})"
+            infra = f"{what} failed: the page crashed or closed ({cut(str(e).splitlines()[0], 200)})"
         await self._replace_page()
         error = f"the action did not complete: {infra}; the page was reloaded"
         return await self._guarded_observe(error, infra)
@@ -284,7 +288,8 @@ class BrowserActor:
             return await asyncio.wait_for(self._observe(error, infra), self.cfg.step_timeout_s)
         except Exception as e:  # noqa: BLE001 - the reloaded page is bad too: show a blank tab, keep the episode
             infra = (
-                infra or f"observation failed: {str(e).splitlines()[0][:200] if str(e) else type(e).__name__}"
+                infra
+                or f"observation failed: {cut(str(e).splitlines()[0], 200) if str(e) else type(e).__name__}"
             )
             await self._replace_page(url="about:blank")
             return await asyncio.wait_for(self._observe(error or infra, infra), self.cfg.step_timeout_s)
@@ -304,6 +309,7 @@ class BrowserActor:
             await self._end_episode()
             ep = await self._open_context({"cookies": cookies, "origins": []})
         self._page = await ep.context.new_page()
+        await ep.confine(self._page)
         try:
             await asyncio.wait_for(
                 self._page.goto(url, wait_until="domcontentloaded"), self.cfg.settle_timeout_s

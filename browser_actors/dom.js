@@ -26,7 +26,18 @@
   let count = 0;
 
   const clean = (s) => s.replace(/\s+/g, ' ').trim();
-  const cut = (s, n) => (s.length > n ? s.slice(0, n) + '…' : s);
+  // Cut at most n UTF-16 units, on a grapheme boundary: a plain slice can split a surrogate pair (an emoji),
+  // and the lone half cannot be encoded as UTF-8 once the text reaches Python (common/text.py says the rule).
+  const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+  const cut = (s, n) => {
+    if (s.length <= n) return s;
+    let end = 0;
+    for (const g of graphemes.segment(s)) {
+      if (g.index + g.segment.length > n) break;
+      end = g.index + g.segment.length;
+    }
+    return s.slice(0, end) + '…';
+  };
   const esc = (s) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
 
   // Forged ids (page markup that already carries our attribute) would make a locator ambiguous.

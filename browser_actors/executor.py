@@ -48,7 +48,12 @@ _KEYS = {
 
 # What the guard looks at: the element's text and the URL it would lead to (link, form action, formaction).
 _DESCRIBE_JS = """el => {
-  const t = (el.innerText || el.value || '').slice(0, 300);
+  const raw = el.innerText || el.value || '';
+  let t = '';  // the first 300 UTF-16 units, ending on a grapheme boundary (never half an emoji)
+  for (const g of new Intl.Segmenter(undefined, { granularity: 'grapheme' }).segment(raw)) {
+    if (g.index + g.segment.length > 300) break;
+    t += g.segment;
+  }
   const lab = [el.getAttribute('aria-label'), el.getAttribute('title'), el.getAttribute('name')].filter(Boolean).join(' ');
   const url = el.href || (el.form && (el.getAttribute('formaction') ? el.formAction : el.form.action)) || '';
   return [t + ' ' + lab, String(url)];

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from common.records import Observation
+from common.text import cut, scrub
 
 DOM_JS = (Path(__file__).with_name("dom.js")).read_text(encoding="utf-8")
 TRUNCATION_MARKER = (
@@ -56,7 +57,7 @@ def truncate(text: str, max_tokens: int, count: TokenCounter = approx_tokens) ->
         while a < b:
             mid = (a + b + 1) // 2
             a, b = (mid, b) if count(first[:mid]) <= budget else (a, mid - 1)
-        kept = [first[:a]]
+        kept = [cut(first, a)]
         lo = 1
     return "\n".join(kept + [TRUNCATION_MARKER.format(n=len(lines) - lo)]), True
 
@@ -88,7 +89,7 @@ async def tab_titles(pages: list[Any]) -> list[str]:
             title = await p.title()
         except Exception:  # noqa: BLE001 - a tab that is navigating or dead still gets a label
             title = ""
-        out.append((title or p.url)[:80])
+        out.append(cut(title or p.url, 80))
     return out
 
 
@@ -104,20 +105,22 @@ async def build(
 ) -> Observation:
     """The observation of `page` (the active tab among `pages`), cut at `max_chars` characters."""
     result = await page.evaluate(DOM_JS, {"html": mode == "html", "links": links})
-    body = result["html"] if mode == "html" else await _axtree(cdp)
-    tabs = await tab_titles(pages)
+    # dom.js cuts on character boundaries, but a page's own script can still hand over half an emoji.
+    body = scrub(result["html"] if mode == "html" else await _axtree(cdp))
+    title, headings = scrub(result["title"]), [scrub(h) for h in result["headings"]]
+    tabs = [scrub(t) for t in await tab_titles(pages)]
     active = pages.index(page) if page in pages else 0
-    body, cut = truncate(body or "(empty page)", max_chars, len)
+    body, was_cut = truncate(body or "(empty page)", max_chars, len)
     return Observation(
         text=body,
-        short=short_form(page.url, result["title"], result["headings"]),
+        short=short_form(page.url, title, headings),
         url=page.url,
-        title=result["title"],
+        title=title,
         tabs=tabs,
         active_tab=active,
-        last_action_error=error,
+        last_action_error=error if error is None else scrub(error),
         mode=mode,
-        truncated=cut,
+        truncated=was_cut,
     )
 
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from urllib.parse import urljoin, urlsplit
 
+from common.text import cut
+
 # Pages the browser itself shows; they are never blocked (blank tabs, Chromium's own error page for a dead host).
 _INTERNAL = ("about:blank", "chrome-error://chromewebdata/")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -95,7 +97,5 @@ class Guard:
         for p in self.patterns:
             for t in texts:
                 if t and p.search(t):
-                    return (
-                        f"refused by the safety guard: {t[:80]!r} matches the blocked pattern {p.pattern!r}"
-                    )
+                    return f"refused by the safety guard: {cut(t, 80)!r} matches the blocked pattern {p.pattern!r}"
         return None

@@ -252,6 +252,16 @@ class TrainConfig(_Section):
             raise ValueError("rl.group_size must be >= 1")
         if self.rollout.num_browsers < 1:
             raise ValueError("rollout.num_browsers must be >= 1")
+        # A group leases all its browsers at once: a bigger group than the pool would wait forever.
+        for key, size in (
+            ("rl.group_size", self.rl.group_size),
+            ("eval.samples_per_task", self.eval.samples_per_task),
+        ):
+            if size > self.rollout.num_browsers:
+                raise ValueError(
+                    f"{key}={size} is more than rollout.num_browsers={self.rollout.num_browsers}: "
+                    "a group runs all its episodes at once, one browser each"
+                )
         if self.inference.max_new_tokens >= self.model.max_context:
             raise ValueError("inference.max_new_tokens must be below model.max_context")
         if self.bc.batch_size < 1:
@@ -319,16 +329,47 @@ def parse_override(item: str) -> tuple[str, Any]:
     key, raw = item.split("=", 1)
     key = key.strip()
     try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
+        value = _load_yaml(raw, f"override '{item}'") if raw.strip() else ""
     except yaml.YAMLError:
         value = raw
     return key, value
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """yaml.safe_load, except that a key given twice in one mapping is an error: plain YAML keeps the last one,
+    so a second `rl:` section would silently replace the first."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        first: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":  # `<<: *base` may be overridden by design
+                continue
+            key = self.construct_object(key_node, deep=True)
+            line = key_node.start_mark.line + 1
+            if key in first:
+                raise ConfigError(
+                    f"{self.name}:{line}: duplicate key {key!r} (first given on line {first[key]})"
+                )
+            first[key] = line
+        return super().construct_mapping(node, deep=deep)
+
+
+def _load_yaml(text: str, name: str) -> Any:
+    loader = _UniqueKeyLoader(text)
+    loader.name = name
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
+
+
 def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> TrainConfig:
     tree: dict[str, Any] = {}
     if path:
-        loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        try:
+            loaded = _load_yaml(Path(path).read_text(encoding="utf-8"), str(path))
+        except yaml.YAMLError as e:
+            raise ConfigError(f"{path}: not valid YAML: {e}") from None
         if loaded is not None and not isinstance(loaded, dict):
             raise ConfigError(f"{path}: the top level must be a mapping")
         tree = loaded or {}
@@ -343,6 +384,8 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
             key = ".".join(str(p) for p in err["loc"])
             if err["type"] == "extra_forbidden":
                 msgs.append(f"unknown key '{key}'{_nearest(key)}")
+            elif not key:  # a cross-field check of TrainConfig._check: its message names the keys
+                msgs.append(str(err["msg"]).removeprefix("Value error, "))
             else:
                 msgs.append(
                     f"bad value for '{key}': {err['msg']}"

@@ -8,6 +8,9 @@ Actions are frozen (hashable, safe to share); trajectory records are mutable whi
 
 from __future__ import annotations
 
+import json
+import os
+from collections.abc import Callable, Iterator
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
@@ -266,13 +269,32 @@ def dump_jsonl(records: list[BaseModel], path: str, append: bool = False) -> Non
 
 def load_jsonl(path: str, cls: type[BaseModel] = Trajectory) -> list[Any]:
     """Load one record per line; a bad line is an error naming the line number."""
-    out = []
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
+    return list(iter_jsonl(path, cls))
+
+
+def iter_jsonl(
+    path: str | os.PathLike[str],
+    cls: type[BaseModel] | None = Trajectory,
+    on_error: Callable[[int, str], None] | None = None,
+) -> Iterator[Any]:
+    """Stream one record per line (a `cls` instance, or the parsed JSON value when `cls` is None), so a run's
+    rollouts never sit in memory at once.
+
+    A line that does not parse (a torn last line of a killed writer, a line cut inside a UTF-8 sequence) raises a
+    ValueError naming the file and line, or, when `on_error` is given, is skipped and reported as
+    `on_error(line_number, message)`; e.g. `skipped = []; iter_jsonl(p, on_error=lambda n, m: skipped.append(n))`.
+    """
+    # Bytes, decoded per line: a torn multi-byte character must cost its own line, not the rest of the file.
+    with open(path, "rb") as f:
+        for n, raw in enumerate(f, 1):
+            if not raw.strip():
                 continue
             try:
-                out.append(cls.model_validate_json(line))
-            except Exception as e:  # noqa: BLE001 - re-raised with the position
-                raise ValueError(f"{path}:{n}: not a valid {cls.__name__}: {e}") from e
-    return out
+                line = raw.decode("utf-8")
+                yield json.loads(line) if cls is None else cls.model_validate_json(line)
+            except (UnicodeDecodeError, ValueError) as e:  # pydantic's ValidationError is a ValueError
+                what = "JSON" if cls is None else cls.__name__
+                message = f"{path}:{n}: not a valid {what}: {e}"
+                if on_error is None:
+                    raise ValueError(message) from e
+                on_error(n, message)

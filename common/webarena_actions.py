@@ -34,6 +34,7 @@ from common.records import (
     TabFocus,
     Type,
 )
+from common.text import cut
 
 _ID = r"\s*\[\s*([A-Za-z0-9_.:\-]+)\s*\]"  # an element id in brackets
 _ID_RE = re.compile(r"[A-Za-z0-9_.:\-]+")
@@ -100,14 +101,14 @@ def _parse_webarena_line(s: str) -> Action:
     m = _KEYWORD_RE.match(s)
     kw = m.group(0).lower() if m else ""
     if kw not in _FORMS:
-        shown = kw or s[:20]
+        shown = kw or cut(s, 20)
         raise ValueError(f"unknown action {shown!r}; expected one of: {', '.join(_USAGE.values())}")
     rest = s[m.end() :]  # type: ignore[union-attr]
     for form in _FORMS[kw]:
         fm = form.fullmatch(rest)
         if fm:
             return _build(kw, fm.groups())
-    raise ValueError(f"malformed {kw}: expected `{_USAGE[kw]}`, got {s[:80]!r}")
+    raise ValueError(f"malformed {kw}: expected `{_USAGE[kw]}`, got {cut(s, 80)!r}")
 
 
 def _strip_lang_tag(block: str) -> str:

@@ -5,7 +5,7 @@ tokenizer files) that `transformers.AutoModelForCausalLM.from_pretrained` and `v
     deepspeed/          optimizer, scheduler and (partitioned) module states, written by DeepSpeed
     rng/rank<r>.pt      Python / NumPy / torch (and CUDA) RNG states of each rank
     trainer_state.json  iteration counters and the driver's extra state
-    COMPLETE            written last
+    COMPLETE            written last, after every file and folder above is fsynced
 Everything is written into `<root>/.tmp-ckpt-<iteration>/` and renamed into place after COMPLETE is written, so a
 crash while writing leaves either a temp folder (ignored, removed at the next save) or nothing; never a folder that
 looks complete. The temp name is deterministic so that every rank of a multi-process learner writes into the same
@@ -95,10 +95,40 @@ def _fsync_write(path: Path, text: str) -> None:
         os.fsync(f.fileno())
 
 
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def fsync_tree(root: Path) -> None:
+    """Flush every file under root, then every folder (their entries), to the disk.
+
+    Without this a power cut or a kernel crash after COMPLETE can leave a folder that looks complete and holds
+    empty or partial weight files: the page cache, not the disk, held them when the marker was written.
+    """
+    folders = [root]
+    for dirpath, dirnames, filenames in os.walk(root):
+        folders.extend(Path(dirpath) / d for d in dirnames)
+        for name in filenames:
+            fd = os.open(Path(dirpath) / name, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+    for folder in folders:
+        _fsync_dir(folder)
+
+
 def commit(tmp: Path, state: dict[str, Any]) -> Path:
-    """Write the state and the COMPLETE marker, then move the folder into place (replacing a same-iteration one)."""
+    """Flush everything written so far, write the state and the COMPLETE marker, then move the folder into place
+    (replacing a same-iteration one)."""
     _fsync_write(tmp / STATE_FILE, json.dumps(state, indent=2, sort_keys=True))
+    fsync_tree(tmp)
     _fsync_write(tmp / MARKER, "ok\n")
+    _fsync_dir(tmp)
     final = tmp.parent / checkpoint_name(int(state["iteration"]))
     if final.exists():
         trash = tmp.parent / f".tmp-old-{final.name}"
@@ -107,11 +137,7 @@ def commit(tmp: Path, state: dict[str, Any]) -> Path:
         shutil.rmtree(trash, ignore_errors=True)
     else:
         tmp.rename(final)
-    dir_fd = os.open(final.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)  # make the rename itself durable
-    finally:
-        os.close(dir_fd)
+    _fsync_dir(final.parent)  # make the rename itself durable
     return final
 
 

@@ -36,8 +36,10 @@ def free_port() -> int:
 def init_distributed(world_size: int = 1, rank: int = 0) -> None:
     """Start torch.distributed through DeepSpeed once per process.
 
-    A single process (tests, the CPU demo) gets a loopback rendezvous on a free port; under a launcher or a Ray
-    placement group the caller sets MASTER_ADDR / MASTER_PORT for every rank and they are kept.
+    A single process (tests, the CPU demo) gets a loopback rendezvous on a port chosen here, passed as a tcp://
+    init method and never written to os.environ: a MASTER_PORT left in the driver's environment would be inherited
+    by every Ray worker started later, whose own learner would then try to bind the same port. Under a launcher or
+    a Ray placement group the caller sets MASTER_ADDR / MASTER_PORT for every rank and they are used.
     """
     if not on_gpu():
         os.environ["DS_ACCELERATOR"] = "cpu"
@@ -46,9 +48,6 @@ def init_distributed(world_size: int = 1, rank: int = 0) -> None:
 
     if dist.is_initialized():
         return
-    if world_size == 1:
-        os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
-        os.environ.setdefault("MASTER_PORT", str(free_port()))
     os.environ.update(
         RANK=str(rank), WORLD_SIZE=str(world_size), LOCAL_RANK=os.environ.get("LOCAL_RANK", "0")
     )
@@ -56,7 +55,18 @@ def init_distributed(world_size: int = 1, rank: int = 0) -> None:
         torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
     from deepspeed.accelerator import get_accelerator
 
-    deepspeed.init_distributed(dist_backend=get_accelerator().communication_backend_name(), verbose=False)
+    backend = get_accelerator().communication_backend_name()
+    if world_size == 1:
+        deepspeed.init_distributed(
+            dist_backend=backend,
+            auto_mpi_discovery=False,
+            init_method=f"tcp://127.0.0.1:{free_port()}",
+            rank=0,
+            world_size=1,
+            verbose=False,
+        )
+    else:
+        deepspeed.init_distributed(dist_backend=backend, verbose=False)
 
 
 def device() -> torch.device:

@@ -306,12 +306,16 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per sandbox request is noise
     cfg = load_config(args.config, args.set)
-    run = Run(cfg)
-    try:
-        run.start()
-        evals = asyncio.run(run.main())
-    finally:
-        run.close()
+    from learner.run_lock import RunLock
+
+    # One driver per output folder: a second one would interleave logs and checkpoints (RunFolderBusy names it).
+    with RunLock(cfg.output_dir):
+        run = Run(cfg)
+        try:
+            run.start()
+            evals = asyncio.run(run.main())
+        finally:
+            run.close()
     print(json.dumps({k: v.get("success") for k, v in evals.items()}, indent=1))
     return 0
 

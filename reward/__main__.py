@@ -21,6 +21,7 @@ from typing import Any
 from common.config import RewardConfig
 from common.records import FinalState, Reward
 from common.tasks import Task
+from common.text import cut
 
 
 def _parse_urls(pairs: list[str]) -> dict[str, str]:
@@ -69,7 +70,9 @@ def score_batch(lines: list[str], args: argparse.Namespace) -> list[str]:
         try:
             task, final = _case(line)
         except Exception as e:  # noqa: BLE001 - any bad line becomes an error line
-            outputs[n] = json.dumps({"score": None, "checks": [], "error": f"line {n + 1}: {str(e)[:300]}"})
+            outputs[n] = json.dumps(
+                {"score": None, "checks": [], "error": f"line {n + 1}: {cut(str(e), 300)}"}
+            )
             continue
         cases.append((n, task, final))
     actor = RewardActor(

@@ -8,7 +8,8 @@
 
 Checks that visit pages run in the actor's own Chromium (one browser per actor, launched on first need), in a
 fresh context per episode carrying the episode's storage state (login) and `wa_sandbox` cookie, so it sees exactly
-the data the episode wrote. Contexts are cheap, so many episodes are scored at once (bounded by `max_concurrency`).
+the data the episode wrote. That context reaches only the run's sites (`env_urls`): requests, redirect hops and
+sub-resources elsewhere are refused before they are sent. Contexts are cheap, so many episodes are scored at once (bounded by `max_concurrency`).
 The browser lives on the actor's private event-loop thread; `ascore` forwards to it from whatever loop calls it.
 When the caller still holds the episode's live page (same process, same loop), `ascore(..., page=page)` checks
 that page itself -- needed when a check reads unsaved form input -- and nothing is re-opened.
@@ -23,10 +24,13 @@ import urllib.parse
 from pathlib import Path
 from typing import Any
 
+from browser_actors.confine import OffList, checked_get, confine
+from browser_actors.safety import AllowList
 from common.config import RewardConfig
 from common.records import FinalState, Reward
 from common.tasks import Task
-from reward.evaluate import NavigationError, run_plan
+from common.text import cut
+from reward.evaluate import NavigationError, SandboxGone, run_plan
 from reward.funcs import make_helpers
 from reward.judge import Judge, make_judge
 from reward.plan import PlanError, build_plan
@@ -43,13 +47,16 @@ CHROMIUM_ARGS = [
     "--disable-quic",
 ]
 SANDBOX_COOKIE = "wa_sandbox"
+SANDBOX_MISSING_HEADER = "x-wa-sandbox-missing"  # sites/core.py sets it on the 403 for a token that is gone
 
 
 class _Session:
     """One episode's page and cookies; navigation waits for the load state (and network idle when asked)."""
 
-    def __init__(self, actor: RewardActor, final: FinalState, storage_state: Any, page: Any = None) -> None:
-        self.actor, self.final, self.storage_state = actor, final, storage_state
+    def __init__(
+        self, actor: RewardActor, final: FinalState, storage_state: Any, allow: AllowList, page: Any = None
+    ) -> None:
+        self.actor, self.final, self.storage_state, self.allow = actor, final, storage_state, allow
         self.current_url = final.url
         self._page, self._context, self._own = page, None, page is None
         if page is not None:
@@ -58,7 +65,12 @@ class _Session:
     async def _ensure_context(self) -> Any:
         if self._context is None:
             browser = await self.actor._browser()
-            self._context = await browser.new_context(storage_state=self.storage_state or None)
+            self._context = await browser.new_context(
+                storage_state=self.storage_state or None, service_workers="block"
+            )
+            # Checks may open only the run's sites: first requests are refused by the route, redirect hops and
+            # sub-resources inside Chromium (browser_actors/confine.py), as in the rollout browser.
+            await self._context.route(self.allow.block_regex(), lambda route: route.abort("blockedbyclient"))
             if self.final.sandbox:
                 origins = {_origin(u) for u in self.final.env_urls.values() or self.actor.env_urls.values()}
                 await self._context.add_cookies(
@@ -72,7 +84,10 @@ class _Session:
 
     async def page(self) -> Any:
         if self._page is None:
-            self._page = await (await self._ensure_context()).new_page()
+            context = await self._ensure_context()
+            page = await context.new_page()
+            await confine(await context.new_cdp_session(page), self.allow)
+            self._page = page
             if self.current_url and self.current_url != "about:blank":
                 await self.goto(self.current_url)
         return self._page
@@ -83,9 +98,10 @@ class _Session:
 
         page = self._page or await self.page()
         try:
-            await page.goto(url, wait_until="load", timeout=self.actor.nav_timeout_s * 1000)
+            resp = await page.goto(url, wait_until="load", timeout=self.actor.nav_timeout_s * 1000)
         except PwError as e:
-            raise NavigationError(f"could not load {url}: {str(e).splitlines()[0][:120]}") from e
+            raise NavigationError(f"could not load {url}: {cut(str(e).splitlines()[0], 120)}") from e
+        self._check_sandbox(resp, url)
         if self.actor.settle == "networkidle":
             try:  # some real sites never go quiet; past the cap we check what is there, as browsergym does
                 await page.wait_for_load_state("networkidle", timeout=self.actor.idle_cap_s * 1000)
@@ -98,16 +114,24 @@ class _Session:
 
         context = await self._ensure_context()
         try:
-            resp = await context.request.get(
-                url, fail_on_status_code=False, timeout=self.actor.nav_timeout_s * 1000
-            )
+            resp = await checked_get(context.request, url, self.allow, self.actor.nav_timeout_s * 1000)
             body = await resp.text()
+        except OffList as e:
+            raise NavigationError(f"could not fetch {url}: {e}") from e
         except PwError as e:
-            raise NavigationError(f"could not fetch {url}: {str(e).splitlines()[0][:120]}") from e
+            raise NavigationError(f"could not fetch {url}: {cut(str(e).splitlines()[0], 120)}") from e
+        self._check_sandbox(resp, url)
         try:
             return resp.status, json.loads(body)
         except ValueError:
             return resp.status, None
+
+    def _check_sandbox(self, resp: Any, url: str) -> None:
+        if resp is not None and self.final.sandbox and resp.headers.get(SANDBOX_MISSING_HEADER):
+            raise SandboxGone(
+                f"sandbox {self.final.sandbox[:6]}... is gone at {cut(url, 120)} (dropped or expired before "
+                "scoring): the episode's data cannot be checked"
+            )
 
     async def close(self) -> None:
         if self._own and self._context is not None:
@@ -201,7 +225,9 @@ class RewardActor:
             return Reward(score=None, error=str(e))
         session = None
         if plan.needs_page and (self.live or page is not None):
-            session = _Session(self, final, self._storage_state(task, final), page)
+            # The run's sites; a caller that names none gets the origin of the episode's last page only.
+            allow = AllowList(list(urls.values()) or [final.url])
+            session = _Session(self, final, self._storage_state(task, final), allow, page)
         try:
             if page is not None:  # the caller's loop: the actor's semaphore belongs to the actor's loop
                 reward = await self._run(plan, final, session, urls)
@@ -210,6 +236,9 @@ class RewardActor:
                     self._sem = asyncio.Semaphore(self.max_concurrency)
                 async with self._sem:
                     reward = await self._run(plan, final, session, urls)
+        except SandboxGone as e:  # even a failed string check must not score this episode 0
+            self.stats["errors"] += 1
+            reward = Reward(score=None, error=str(e))
         finally:
             if session is not None:
                 await session.close()

@@ -21,6 +21,7 @@ import urllib.parse
 from collections import defaultdict
 
 from common.records import CheckResult, MiniwobResult
+from common.text import cut
 from reward.tokenize import word_tokenize
 
 OR_SEP = " |OR| "
@@ -80,7 +81,7 @@ def satisfies(value: float, inequality: str, tol: float = 1e-8) -> bool:
 def short(text: str, limit: int = 80) -> str:
     """A one-line, bounded rendering of a value for a check's `why`."""
     flat = " ".join(str(text).split())
-    return repr(flat if len(flat) <= limit else flat[: limit - 3] + "...")
+    return repr(flat if len(flat) <= limit else cut(flat, limit - 3, "..."))
 
 
 # -- url_match ----------------------------------------------------------------------------------------------

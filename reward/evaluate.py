@@ -38,6 +38,11 @@ class PageSession(Protocol):
     async def http_get(self, url: str) -> tuple[int, Any]: ...
 
 
+class SandboxGone(RuntimeError):
+    """The site no longer knows the episode's sandbox (dropped or expired): what the episode wrote is gone, so the
+    episode cannot be scored at all -- never a 0 for the agent."""
+
+
 class NavigationError(RuntimeError):
     """A page that could not be loaded at all (connection refused, time-out): an infrastructure failure."""
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from common.tasks import Task
+from common.text import cut
 from reward.funcs import FuncCall, FuncError, parse_call
 
 # program_html's required_contents kinds, in the precedence WebArena-Lite's evaluator applies: only the first
@@ -125,7 +126,7 @@ def _target(raw: Any, where: str) -> Target:
         locator_kind, locator_call = "func", _func(locator, f"{where}.locator")
     else:
         raise PlanError(
-            f"{where}.locator: unknown locator {locator[:60]!r} (expected '', document..., func:...)"
+            f"{where}.locator: unknown locator {cut(locator, 60)!r} (expected '', document..., func:...)"
         )
     contents = raw.required_contents.model_dump(exclude_none=True)
     present = [k for k in CONTENT_KINDS if k in contents]

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from common.config import TrainConfig, expand
-from common.tasks import Task, load_tasks
+from common.tasks import Task, validate_file
 from rollout_workers.group import BrowserPool, RolloutWorker
 
 log = logging.getLogger(__name__)
@@ -98,7 +98,7 @@ class Stack:
         env = self.cfg.environment
         path = env.train_tasks if split == "train" else env.test_tasks
         if path:
-            tasks = load_tasks(expand(path))
+            tasks = validate_file(expand(path))  # every reward plan built now: a bad task fails here, named
         elif env.kind == "bundled":
             from sites.tasks import load_split
 
@@ -194,7 +194,8 @@ class Stack:
         if self.cfg.environment.kind == "bundled":
             from rollout_workers.sandbox import SandboxClient
 
-            sandboxes = SandboxClient(next(iter(self.urls.values())))
+            key = self.sites.sandbox_key if self.sites is not None else None
+            sandboxes = SandboxClient(next(iter(self.urls.values())), key=key)
         self.worker = RolloutWorker(self.pool, self.router, self.rewarders, self.builder, self.cfg, sandboxes)
         return self
 

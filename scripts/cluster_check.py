@@ -9,7 +9,11 @@ the CPU preset (shrunk to a tiny model and budget), and browser actors placed on
    submit for why this local check does not pass `--working-dir .` as a real cluster does).
 3. Reads the actor table through Ray's state API: every BrowserActor ran on the browser node, and the job
    succeeded with an RL iteration logged.
-4. `ray stop` (unless --keep). It stops every Ray on the machine, which is why this is not run inside pytest.
+4. Security: a Jobs API request without the token is refused (401/403) while the same request with it succeeds.
+   It also prints where each node's metrics export port listens: Ray 2.60's dashboard agent binds it on 0.0.0.0
+   (even with --node-ip-address=127.0.0.1) and has no option to narrow it, so the deploy manifests restrict who
+   can reach that port instead (deploy/ray-cluster.yaml, deploy/kuberay/rayjob.yaml).
+5. `ray stop` (unless --keep). It stops every Ray on the machine, which is why this is not run inside pytest.
 """
 
 from __future__ import annotations
@@ -56,7 +60,7 @@ def main() -> int:
         "TOKENIZERS_PARALLELISM": "false",
     }
     ray = str(BIN / "ray")
-    gcs, dash = free_port(), free_port()
+    gcs, dash, metrics = free_port(), free_port(), [free_port(), free_port()]
     work = Path(tempfile.mkdtemp(prefix="cluster-check-"))
     model = (
         subprocess.run(
@@ -77,6 +81,7 @@ def main() -> int:
             "start",
             "--head",
             f"--port={gcs}",
+            f"--metrics-export-port={metrics[0]}",
             "--dashboard-host=127.0.0.1",
             f"--dashboard-port={dash}",
             "--num-cpus=3",
@@ -87,6 +92,7 @@ def main() -> int:
             ray,
             "start",
             f"--address=127.0.0.1:{gcs}",
+            f"--metrics-export-port={metrics[1]}",
             "--num-cpus=1",
             "--resources",
             '{"browser": 2}',
@@ -132,13 +138,49 @@ def main() -> int:
         for o in overrides:
             cmd += ["--set", o]
         sh(*cmd, env=env)
-        return verify(dash, out)
+        security = check_security(dash, metrics, env)
+        return verify(dash, out, security)
     finally:
         if not args.keep:
             sh(ray, "stop", "--force", env=env, check=False)
 
 
-def verify(dash: int, out: Path) -> int:
+def check_security(dash: int, metrics_ports: list[int], env: dict[str, str]) -> list[str]:
+    """Problems found: the Jobs API must refuse a request without the token and answer one with it. Also prints
+    where the metrics export ports listen (information: Ray gives no way to bind them narrower)."""
+    import urllib.error
+    import urllib.request
+
+    import psutil
+
+    problems = []
+    token = subprocess.run(
+        [str(BIN / "ray"), "get-auth-token"], env=env, check=True, capture_output=True, text=True
+    ).stdout.strip()
+    url = f"http://127.0.0.1:{dash}/api/jobs/"
+    for header, want in ((None, "refused"), (f"Bearer {token}", 200)):
+        req = urllib.request.Request(url, headers={"Authorization": header} if header else {})
+        try:
+            with urllib.request.urlopen(req, timeout=30) as resp:
+                got: int | str = resp.status
+        except urllib.error.HTTPError as e:
+            got = "refused" if e.code in (401, 403) else e.code
+        if got != want:
+            problems.append(
+                f"Jobs API {'with' if header else 'without'} the token answered {got}, not {want}"
+            )
+    listening = sorted(
+        (c.laddr.ip, c.laddr.port)
+        for c in psutil.net_connections(kind="tcp")
+        if c.status == psutil.CONN_LISTEN and c.laddr.port in metrics_ports
+    )
+    print(
+        json.dumps({"jobs_api_refuses_without_token": not problems, "metrics_listen": listening}), flush=True
+    )
+    return problems
+
+
+def verify(dash: int, out: Path, problems: list[str]) -> int:
     os.environ["RAY_AUTH_MODE"] = "token"
     from ray.util.state import list_actors, list_nodes
 
@@ -153,7 +195,7 @@ def verify(dash: int, out: Path) -> int:
     )
     placed = {a.node_id for a in actors}
     log = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
-    problems = []
+    problems = list(problems)
     if not actors:
         problems.append("no BrowserActor ran")
     if not placed <= browser_nodes:
@@ -175,7 +217,10 @@ def verify(dash: int, out: Path) -> int:
     if problems:
         print("cluster check FAILED: " + "; ".join(problems))
         return 1
-    print("cluster check passed: job succeeded, browser actors placed on the browser node")
+    print(
+        "cluster check passed: job succeeded, browser actors placed on the browser node, the Jobs API refuses "
+        "requests without the token, metrics listen on loopback"
+    )
     return 0
 
 

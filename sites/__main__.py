@@ -16,6 +16,7 @@ import time
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from sites.sandbox import KEY_FILE
     from sites.server import SiteServer
 
     sites = [s for s in args.sites.split(",") if s] if args.sites else None
@@ -36,6 +37,9 @@ def _serve(args: argparse.Namespace) -> int:
     for key, url in urls.items():
         print(f"  {key:15s} {url}   health: {url}/__health__", flush=True)
     print(f"  storage states: {server.auth_dir}", flush=True)
+    print(
+        f"  sandbox admin key: {server.data_dir / KEY_FILE} (drivers elsewhere: WA_SANDBOX_KEY)", flush=True
+    )
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())
     try:
@@ -59,7 +63,7 @@ def _add_serve(sub: argparse._SubParsersAction) -> None:
         "--data-dir", default=None, help="seeds, sandboxes, .auth (default $WA_SITES_DIR or the cache)"
     )
     p.add_argument("--sites", default="", help="comma-separated site keys (default: all available)")
-    p.add_argument("--max-sandboxes", type=int, default=64)
+    p.add_argument("--max-sandboxes", type=int, default=256)
     p.add_argument(
         "--idle-timeout", type=float, default=1800.0, help="seconds before an idle sandbox is dropped"
     )

@@ -29,6 +29,8 @@ How a site plugs in (read this if you add a site):
      `content`, `footer`; flashed messages shown). Passwords: `sites.auth.hash_password` / `check_password`.
 3. The app gets for free: `/__health__`, `/metrics` (Prometheus text, own CollectorRegistry per site),
    `POST /__sandbox__`, `DELETE /__sandbox__/<token>`, `GET /__sandbox__` (a page to open one in a browser).
+   Creating and dropping sandboxes needs the store's admin key in the `X-WA-Sandbox-Key` header (or the page's key
+   field), which only the driver holds: the agent browses these same sites (see sites/sandbox.py).
 """
 
 from __future__ import annotations
@@ -48,10 +50,14 @@ from typing import Any
 from flask import Flask, Response, abort, g, jsonify, redirect, render_template, request, session, url_for
 from jinja2 import ChoiceLoader, FileSystemLoader
 
-from sites.sandbox import SandboxStore, UnknownSandbox, is_readonly_error
+from sites.sandbox import SandboxesFull, SandboxStore, UnknownSandbox, is_readonly_error
 
 SANDBOX_COOKIE = "wa_sandbox"
 SANDBOX_HEADER = "X-WA-Sandbox"  # same token for HTTP clients that do not keep cookies (reward checks)
+SANDBOX_KEY_HEADER = "X-WA-Sandbox-Key"  # the store's admin key: create / drop sandboxes
+SANDBOX_MISSING_HEADER = (
+    "X-WA-Sandbox-Missing"  # on the 403 for a token that is gone: the checker cannot score
+)
 CORE_TEMPLATES = Path(__file__).with_name("templates")
 
 # site key -> package holding it. Keys and port offsets are WebArena's (see sites/README.md).
@@ -172,14 +178,15 @@ def make_site_app(
             try:
                 store.touch(token)
             except UnknownSandbox:
-                return render_template(
+                page = render_template(
                     "core/message.html",
                     title="Unknown sandbox",
                     message=(
                         "This sandbox does not exist (it may have expired). Clear the wa_sandbox cookie or "
                         "open a new sandbox."
                     ),
-                ), 403
+                )
+                return page, 403, {SANDBOX_MISSING_HEADER: "1"}
             g.wa_sandbox = token
         return None
 
@@ -226,12 +233,30 @@ def _add_builtin_routes(app: Flask, key: str, db_group: str, store: SandboxStore
         body, ctype = metrics.render()
         return Response(body, content_type=ctype)
 
+    def _refuse(key: str | None) -> Any:
+        if store.authorized(key):
+            return None
+        return jsonify(error=f"sandbox admin key required ({SANDBOX_KEY_HEADER} header)"), 403
+
+    def _create() -> str | Any:
+        try:
+            return store.create()
+        except SandboxesFull as e:
+            return jsonify(error=str(e)), 503
+
     @app.post("/__sandbox__")
     def _new_sandbox() -> Any:
-        return jsonify(token=store.create())
+        refused = _refuse(request.headers.get(SANDBOX_KEY_HEADER))
+        if refused is not None:
+            return refused
+        token = _create()
+        return jsonify(token=token) if isinstance(token, str) else token
 
     @app.delete("/__sandbox__/<token>")
     def _drop_sandbox(token: str) -> Any:
+        refused = _refuse(request.headers.get(SANDBOX_KEY_HEADER))
+        if refused is not None:
+            return refused
         if not store.drop(token):
             abort(404)
         return jsonify(dropped=token)
@@ -242,8 +267,14 @@ def _add_builtin_routes(app: Flask, key: str, db_group: str, store: SandboxStore
 
     @app.post("/__sandbox__/open")
     def _open_sandbox() -> Any:
+        refused = _refuse(request.form.get("key"))
+        if refused is not None:
+            return refused
+        token = _create()
+        if not isinstance(token, str):
+            return token
         resp = redirect("/")
-        resp.set_cookie(SANDBOX_COOKIE, store.create(), samesite="Lax", httponly=True)
+        resp.set_cookie(SANDBOX_COOKIE, token, samesite="Lax", httponly=True)
         return resp
 
 

@@ -7,12 +7,18 @@ Layout under `data_dir`:
 A request without a token reads the seed through a read-only connection (`mode=ro` + `query_only`), so any write
 there fails inside SQLite; the site layer turns that failure into a 403 page. Creating a sandbox only records the
 token; each group's file is copied (milliseconds) the first time a request of that sandbox touches the group.
-Idle sandboxes are dropped after `idle_timeout_s`, and the count is bounded (least recently used goes first), which
-bounds the disk use to `max_sandboxes` x the seed size.
+A sandbox is leased to its rollout until the driver drops it or it goes unused for `idle_timeout_s` (a driver that
+died); a leased sandbox is never evicted to make room. At `max_sandboxes` live sandboxes, creating another is
+refused (SandboxesFull, HTTP 503) instead, which bounds the disk use to `max_sandboxes` x the seed size.
+
+Creating and dropping sandboxes needs the store's admin key (`X-WA-Sandbox-Key` over HTTP): the agent's browser can
+reach every page of a site, so without it an agent could open sandboxes until other rollouts' were gone. The key
+lives in `<data_dir>/.sandbox_key` (mode 0600), or comes from $WA_SANDBOX_KEY when the driver runs elsewhere.
 """
 
 from __future__ import annotations
 
+import hmac
 import os
 import re
 import secrets
@@ -26,10 +32,15 @@ from pathlib import Path
 # secrets.token_urlsafe(16) gives 22 characters of this alphabet; anything else is rejected before it can reach
 # the file system (no path traversal through a cookie).
 TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
+KEY_FILE = ".sandbox_key"  # under the data dir: the admin key that creating and dropping sandboxes needs
 
 
 class UnknownSandbox(LookupError):
     """The request named a sandbox token that does not exist (never silently falls back to the default)."""
+
+
+class SandboxesFull(RuntimeError):
+    """Every sandbox is leased: a new one would have to evict a live rollout's data, which is never done."""
 
 
 class ReadOnlyDefault(PermissionError):
@@ -40,9 +51,15 @@ class SandboxStore:
     """Owns the seed databases of every DB group and all live sandboxes. Thread-safe."""
 
     def __init__(
-        self, data_dir: Path, seeds: dict[str, Path], max_sandboxes: int = 64, idle_timeout_s: float = 1800.0
+        self,
+        data_dir: Path,
+        seeds: dict[str, Path],
+        max_sandboxes: int = 64,
+        idle_timeout_s: float = 1800.0,
+        admin_key: str | None = None,
     ) -> None:
         self.data_dir = Path(data_dir)
+        self.admin_key = admin_key or secrets.token_urlsafe(32)
         self.seeds = dict(seeds)  # DB group -> seeded file
         self.max_sandboxes = max_sandboxes
         self.idle_timeout_s = idle_timeout_s
@@ -57,13 +74,23 @@ class SandboxStore:
 
     # -- lifecycle -------------------------------------------------------------------------------------------
     def create(self) -> str:
+        """A new leased sandbox; SandboxesFull when `max_sandboxes` are live and none has gone idle."""
+        self.cleanup()
         token = secrets.token_urlsafe(16)
-        (self.root / token).mkdir(parents=True)
         with self._lock:
+            if len(self._last_used) >= self.max_sandboxes:
+                raise SandboxesFull(
+                    f"all {self.max_sandboxes} sandboxes are in use (none idle for {self.idle_timeout_s:g} s); "
+                    "drop finished ones or raise max_sandboxes"
+                )
             self._last_used[token] = time.monotonic()
             self._copy_locks[token] = threading.Lock()
-        self.cleanup()
+        (self.root / token).mkdir(parents=True)
         return token
+
+    def authorized(self, key: str | None) -> bool:
+        """Whether `key` is the admin key (constant-time compare)."""
+        return bool(key) and hmac.compare_digest(str(key).encode(), self.admin_key.encode())
 
     def drop(self, token: str) -> bool:
         """Deletes a sandbox and its files; False when it did not exist."""
@@ -76,17 +103,10 @@ class SandboxStore:
         return existed
 
     def cleanup(self, now: float | None = None) -> list[str]:
-        """Drops sandboxes idle for longer than the time-out, then the least recently used above the bound."""
+        """Drops sandboxes idle for longer than the time-out (their lease lapsed); live ones are never dropped."""
         now = time.monotonic() if now is None else now
         with self._lock:
             victims = [t for t, ts in self._last_used.items() if now - ts > self.idle_timeout_s]
-            live = len(self._last_used) - len(victims)
-            for t in self._last_used:
-                if live <= self.max_sandboxes:
-                    break
-                if t not in victims:
-                    victims.append(t)
-                    live -= 1
         for t in victims:
             self.drop(t)
         return victims
@@ -147,6 +167,26 @@ class SandboxStore:
             conn.execute("PRAGMA foreign_keys = ON")
         conn.row_factory = sqlite3.Row
         return conn
+
+
+def load_or_create_key(path: Path) -> str:
+    """The admin key kept in `path` (made once, readable by its owner only); $WA_SANDBOX_KEY wins when set."""
+    env = os.environ.get("WA_SANDBOX_KEY")
+    if env:
+        return env
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{secrets.token_hex(4)}")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(secrets.token_urlsafe(32))
+        try:
+            os.link(tmp, path)  # atomic, and never replaces a key another server already wrote
+        except FileExistsError:
+            pass
+        finally:
+            tmp.unlink()
+    return path.read_text().strip()
 
 
 def is_readonly_error(exc: BaseException) -> bool:

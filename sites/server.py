@@ -3,6 +3,7 @@
     with SiteServer(base_port=0, data_dir=tmp) as srv:   # base_port=0: free ports (tests)
         srv.urls["shopping"]          -> "http://127.0.0.1:<port>"
         token = srv.new_sandbox()     # a private copy of every site's data, for one rollout
+        srv.sandbox_key               -> the admin key HTTP clients send to create / drop sandboxes
         srv.storage_state_path("shopping")  -> <data_dir>/.auth/shopping_state.json
 
 Seeded databases are cached under `<data_dir>/seed/` keyed by a hash of their seed sources, so a start after the
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from sites.core import PLACEHOLDERS, SANDBOX_COOKIE, DbGroup, SiteSpec, load_sites
-from sites.sandbox import SandboxStore
+from sites.sandbox import KEY_FILE, SandboxStore, load_or_create_key
 
 SEED_FORMAT = "1"  # bump to invalidate every cached seed (e.g. when core's seeding contract changes)
 
@@ -73,7 +74,7 @@ class SiteServer:
         base_port: int = 7770,
         data_dir: Path | str | None = None,
         sites: list[str] | tuple[str, ...] | None = None,
-        max_sandboxes: int = 64,
+        max_sandboxes: int = 256,
         idle_timeout_s: float = 1800.0,
         write_auth: bool = True,
     ) -> None:
@@ -101,7 +102,10 @@ class SiteServer:
         if not self.specs:
             raise RuntimeError("no site packages are available")
         seeds = {s.db.name: ensure_seed(s.db, self.data_dir) for s in self.specs}
-        self.store = SandboxStore(self.data_dir, seeds, self.max_sandboxes, self.idle_timeout_s)
+        key = load_or_create_key(self.data_dir / KEY_FILE)
+        self.store = SandboxStore(
+            self.data_dir, seeds, self.max_sandboxes, self.idle_timeout_s, admin_key=key
+        )
         try:
             for spec in self.specs:
                 port = self.base_port + spec.port_offset if self.base_port else 0
@@ -157,6 +161,12 @@ class SiteServer:
     def new_sandbox(self) -> str:
         assert self.store is not None, "start() first"
         return self.store.create()
+
+    @property
+    def sandbox_key(self) -> str:
+        """The admin key for `POST /__sandbox__` and `DELETE /__sandbox__/<token>` (header X-WA-Sandbox-Key)."""
+        assert self.store is not None, "start() first"
+        return self.store.admin_key
 
     def drop_sandbox(self, token: str) -> bool:
         assert self.store is not None, "start() first"

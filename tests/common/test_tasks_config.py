@@ -60,7 +60,13 @@ def test_validate_cli_names_task_and_field(tmp_path, capsys):
 
 def test_config_overrides_and_errors(tmp_path):
     cfg = load_config(
-        None, ["rl.group_size=8", "rollout.thinking=true", "environment.urls={shopping: http://x}"]
+        None,
+        [
+            "rl.group_size=8",
+            "rollout.num_browsers=8",
+            "rollout.thinking=true",
+            "environment.urls={shopping: http://x}",
+        ],
     )
     assert cfg.rl.group_size == 8 and cfg.rollout.thinking is True
     assert cfg.environment.urls == {"shopping": "http://x"}

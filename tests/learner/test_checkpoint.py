@@ -111,3 +111,25 @@ def test_resume_after_sigkill_while_writing_continues_at_the_same_iteration(tiny
     assert Path(final).name == "ckpt-00000004" and not half.exists()
     assert [p.name for p in ckpt.list_complete(root)] == ["ckpt-00000002", "ckpt-00000004"]
     assert ckpt.read_state(final)["bc_steps"] == 4
+
+
+def test_every_file_and_folder_is_on_disk_before_complete(tmp_path, monkeypatch):
+    """Records every fsync (the real call still runs) and checks that each file of the checkpoint, the weight
+    shards of nested folders included, was flushed before the COMPLETE marker was written."""
+    tmp = ckpt.begin(tmp_path, 4)
+    (tmp / "model.safetensors").write_bytes(os.urandom(1 << 16))
+    (tmp / "deepspeed" / "state").mkdir(parents=True)
+    (tmp / "deepspeed" / "state" / "optim.pt").write_bytes(os.urandom(1 << 12))
+    synced: list[str] = []
+    real_fsync = os.fsync
+
+    def recording_fsync(fd: int) -> None:
+        synced.append(os.path.relpath(os.readlink(f"/proc/self/fd/{fd}"), tmp))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", recording_fsync)
+    final = ckpt.commit(tmp, {"iteration": 4})
+    before_marker = set(synced[: synced.index(ckpt.MARKER)])
+    assert {"model.safetensors", "deepspeed/state/optim.pt", ckpt.STATE_FILE} <= before_marker
+    assert {".", "deepspeed", "deepspeed/state"} <= before_marker
+    assert ckpt.is_complete(final)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import re
 import threading
 
 import pytest
@@ -10,6 +12,12 @@ import pytest
 from common.records import FinalState
 from common.tasks import Task
 from reward.judge import OpenAIJudge, fuzzy_verdict, make_judge, ua_verdict
+
+
+def quoted_answer(user: str, label: str) -> str | None:
+    """The agent's answer, which the judge prompt quotes as a JSON string on the line `label (...): "..."`."""
+    m = re.search(rf"^{label} \(.*?\): (\".*\")$", user, re.M)
+    return json.loads(m.group(1)) if m else None
 
 
 class ChatServer:
@@ -27,12 +35,12 @@ class ChatServer:
             body = request.get_json()
             self.calls.append(body)
             user = body["messages"][-1]["content"]
-            if "student answer: boom" in user:
+            if quoted_answer(user, "student answer") == "boom":
                 return jsonify(error="overloaded"), 503
             if "unachievable" in user:
-                reported = user.split("reported unachievable reason:")[1].split("\n")[0]
+                reported = quoted_answer(user, "reported unachievable reason")
                 reply = "same" if "no such feature" in reported else "different"
-            elif "student answer: mumble" in user:
+            elif quoted_answer(user, "student answer") == "mumble":
                 reply = "I cannot tell."
             else:
                 reply = "correct" if "may 23" in user.lower() and "23 may" in user.lower() else "incorrect"
@@ -81,7 +89,7 @@ def test_verdict_parsing_follows_webarena():
 def test_fuzzy_and_ua_through_the_reward_actor(chat, tmp_path):
     from reward.actor import RewardActor
 
-    judge = OpenAIJudge(chat.url, "judge-model", cache_path=tmp_path / "verdicts.json")
+    judge = OpenAIJudge(chat.url, "judge-model", cache_path=tmp_path / "verdicts.json", backoff_s=0.05)
     with RewardActor(judge=judge) as actor:
         assert (
             actor.score(_task({"fuzzy_match": ["May 23 2023"]}), FinalState(answer="23 May 2023")).score

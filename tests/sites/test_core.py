@@ -15,7 +15,7 @@ from werkzeug.security import check_password_hash
 from sites import core
 from sites.auth import check_password, hash_password, storage_state
 from sites.core import DbGroup, get_db, make_site_app
-from sites.sandbox import SandboxStore, UnknownSandbox
+from sites.sandbox import SandboxesFull, SandboxStore, UnknownSandbox
 from sites.server import ensure_seed, seed_version
 
 
@@ -66,7 +66,8 @@ def test_default_is_read_only_and_sandboxes_are_private(store, client):
     seed_hash = _sha(store.seeds["notes"])
     resp = client.post("/add")
     assert resp.status_code == 403 and b"read-only default; open a sandbox" in resp.data
-    tokens = [client.post("/__sandbox__").get_json()["token"] for _ in range(2)]
+    key = {core.SANDBOX_KEY_HEADER: store.admin_key}
+    tokens = [client.post("/__sandbox__", headers=key).get_json()["token"] for _ in range(2)]
     client.set_cookie(core.SANDBOX_COOKIE, tokens[0])
     assert client.post("/add").status_code == 200
     assert client.post("/add").status_code == 200
@@ -86,9 +87,10 @@ def test_unknown_and_dropped_tokens_are_403_not_the_default(store, client):
     client.set_cookie(core.SANDBOX_COOKIE, "../../etc")
     assert client.get("/").status_code == 403
     client.delete_cookie(core.SANDBOX_COOKIE)
-    token = client.post("/__sandbox__").get_json()["token"]
-    assert client.delete(f"/__sandbox__/{token}").status_code == 200
-    assert client.delete(f"/__sandbox__/{token}").status_code == 404
+    key = {core.SANDBOX_KEY_HEADER: store.admin_key}
+    token = client.post("/__sandbox__", headers=key).get_json()["token"]
+    assert client.delete(f"/__sandbox__/{token}", headers=key).status_code == 200
+    assert client.delete(f"/__sandbox__/{token}", headers=key).status_code == 404
     client.set_cookie(core.SANDBOX_COOKIE, token)
     assert client.get("/").status_code == 403
     with pytest.raises(UnknownSandbox):
@@ -100,12 +102,13 @@ def test_copy_is_lazy_and_cleanup_bounds_count_and_idle_time(store):
     assert not any((store.root / t1).iterdir())  # nothing copied until first use
     path = store.db_path(t1, "notes")
     assert path.exists() and path.read_bytes() == store.seeds["notes"].read_bytes()
-    tokens = [t1] + [store.create() for _ in range(4)]  # bound is 3: the two least recently used go
-    assert store.tokens() == tokens[2:]
-    assert not (store.root / t1).exists()
-    store.touch(tokens[2])  # now the most recently used
-    dropped = store.cleanup(now=time.monotonic() + 61)
-    assert sorted(dropped) == sorted(tokens[2:]) and len(store) == 0
+    tokens = [t1] + [store.create() for _ in range(2)]  # bound is 3: a fourth is refused, none is evicted
+    with pytest.raises(SandboxesFull, match="all 3 sandboxes are in use"):
+        store.create()
+    assert store.tokens() == tokens and path.exists()
+    store.touch(tokens[2])
+    dropped = store.cleanup(now=time.monotonic() + 61)  # idle past the time-out: the lease lapsed
+    assert sorted(dropped) == sorted(tokens) and len(store) == 0
 
 
 def test_health_and_metrics_parse(store, client):
