@@ -67,11 +67,11 @@ async def baseline(base: str, n_checks: int) -> list[float]:
     """WebArena's procedure: goto, sleep 3 s, evaluate the locator."""
     from playwright.async_api import async_playwright
 
-    from reward.actor import CHROMIUM, CHROMIUM_ARGS
+    from common.chromium import CHROMIUM_ARGS, chromium_executable
 
     times = []
     async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = await pw.chromium.launch(executable_path=chromium_executable(), args=CHROMIUM_ARGS)
         page = await (await browser.new_context()).new_page()
         await page.goto(f"{base}/order/0")  # warm-up, not timed
         for i in range(n_checks):

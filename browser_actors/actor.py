@@ -23,11 +23,12 @@ from browser_actors import episode as E
 from browser_actors.context import EpisodeContext
 from browser_actors.executor import Executor
 from browser_actors.observation import TokenCounter, build
-from browser_actors.runtime import CHROMIUM_ARGS, LoopThread, chromium_executable
 from browser_actors.safety import AllowList, Guard
 from browser_actors.settle import settle
 from common import records as R
+from common.chromium import CHROMIUM_ARGS, chromium_executable
 from common.config import RolloutConfig
+from common.loop import LoopThread
 from common.tasks import Task
 
 _ACTION_CLASSES = get_args(get_args(R.Action)[0])
@@ -52,7 +53,7 @@ class BrowserActor:
         self.count_tokens = count_tokens
         self.guard = Guard(self.cfg.blocked_patterns)
         self._lock = threading.Lock()
-        self._loop = LoopThread()
+        self._loop = LoopThread("browser-actor")
         self._pw: Any = None
         self._browser: Any = None
         self._ep: EpisodeContext | None = None
@@ -69,13 +70,20 @@ class BrowserActor:
     # ---- public, synchronous API -------------------------------------------------------------------------
     def reset(self, task: Task, sandbox: str | None = None, episode_id: str | None = None) -> R.Observation:
         """Open the task's start page(s) in a fresh context (logged in, sandbox cookie set); the first observation.
-        Raises for bad input: a start URL off the allow-list, a missing storage-state file."""
+        Raises for bad input: placeholders left in the start URL, a start URL off the allow-list, a missing
+        storage-state file."""
         with self._lock:
             limit = self.cfg.step_timeout_s * 3 + 60
             return self._loop.run(self._reset(task, sandbox, episode_id), timeout=limit)
 
-    def step(self, action: Any) -> R.Observation:
-        """Execute an `Action` (or its canonical JSON); never raises for a bad id or action."""
+    def step(self, action: R.Action) -> R.Observation:
+        """Execute an `Action`; never raises for a bad element id or an action the page refuses (the error is
+        `last_action_error` of the next observation). Anything but an `Action` is a `TypeError`: callers parse
+        model output (`common.actions.parse_action`) before they step."""
+        if not isinstance(action, _ACTION_CLASSES):
+            raise TypeError(
+                f"BrowserActor.step takes an Action, got {type(action).__name__}: {action!r:.200}"
+            )
         with self._lock:
             return self._loop.run(self._step(action), timeout=self.cfg.step_timeout_s * 3 + 30)
 
@@ -127,8 +135,8 @@ class BrowserActor:
         return ep
 
     async def _reset(self, task: Task, sandbox: str | None, episode_id: str | None) -> R.Observation:
+        E.check_filled(task)
         await self._end_episode()
-        task = E.fill_task(task, self.env_urls)
         self._new_episode(sandbox, episode_id or str(task.task_id))
         self._sites = E.site_urls(task, self.env_urls)
         self._allow = AllowList(E.allowed_urls(task, self.env_urls))
@@ -186,18 +194,11 @@ class BrowserActor:
             self._pw = None
 
     # ---- steps ---------------------------------------------------------------------------------------------
-    async def _step(self, action: Any) -> R.Observation:
+    async def _step(self, action: R.Action) -> R.Observation:
         if self._ep is None:
             raise RuntimeError("BrowserActor.step called before reset()")
         self._step_idx += 1
         self._ep.begin_step()
-        if isinstance(action, dict | str):  # canonical JSON, e.g. from another process
-            try:
-                action = R.action_from_json(action)
-            except ValueError as e:
-                return await self._guarded_observe(f"not a valid action: {str(e).splitlines()[0]}")
-        if not isinstance(action, _ACTION_CLASSES):
-            return await self._guarded_observe(f"not an action: {action!r:.200}")
         if isinstance(action, R.Stop):
             self._answer = action.answer
         if self._page.is_closed() or self._page in self._ep.crashed:

@@ -10,50 +10,36 @@ Checks that visit pages run in the actor's own Chromium (one browser per actor, 
 fresh context per episode carrying the episode's storage state (login) and `wa_sandbox` cookie, so it sees exactly
 the data the episode wrote. Contexts are cheap, so many episodes are scored at once (bounded by `max_concurrency`).
 The browser lives on the actor's private event-loop thread; `ascore` forwards to it from whatever loop calls it.
-When the caller still holds the episode's live page (same process, same loop), `ascore(..., page=page)` checks
-that page itself -- needed when a check reads unsaved form input -- and nothing is re-opened.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import threading
 import urllib.parse
 from pathlib import Path
 from typing import Any
 
+from common.chromium import CHROMIUM_ARGS, chromium_executable
 from common.config import RewardConfig
+from common.loop import LoopThread
 from common.records import FinalState, Reward
+from common.sites import SANDBOX_COOKIE
 from common.tasks import Task
 from reward.evaluate import NavigationError, run_plan
 from reward.funcs import make_helpers
 from reward.judge import Judge, make_judge
 from reward.plan import PlanError, build_plan
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
-SANDBOX_COOKIE = "wa_sandbox"
-
 
 class _Session:
     """One episode's page and cookies; navigation waits for the load state (and network idle when asked)."""
 
-    def __init__(self, actor: RewardActor, final: FinalState, storage_state: Any, page: Any = None) -> None:
+    def __init__(self, actor: RewardActor, final: FinalState, storage_state: Any) -> None:
         self.actor, self.final, self.storage_state = actor, final, storage_state
         self.current_url = final.url
-        self._page, self._context, self._own = page, None, page is None
-        if page is not None:
-            self._context = page.context
+        self._page: Any = None
+        self._context: Any = None
 
     async def _ensure_context(self) -> Any:
         if self._context is None:
@@ -110,7 +96,7 @@ class _Session:
             return resp.status, None
 
     async def close(self) -> None:
-        if self._own and self._context is not None:
+        if self._context is not None:
             await self._context.close()
 
 
@@ -154,19 +140,16 @@ class RewardActor:
         self.max_concurrency, self.html_unescape = max_concurrency, html_unescape
         self.live = live  # False: no browser; program checks are reported as needing a live page
         self.stats = {"scored": 0, "unscorable": 0, "errors": 0}
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
+        self._loop: LoopThread | None = None
         self._pw: Any = None
         self._browser_obj: Any = None
         self._browser_lock: asyncio.Lock | None = None
         self._sem: asyncio.Semaphore | None = None
 
     # -- the actor's loop and browser ---------------------------------------------------------------------------
-    def _ensure_loop(self) -> asyncio.AbstractEventLoop:
+    def _ensure_loop(self) -> LoopThread:
         if self._loop is None:
-            self._loop = asyncio.new_event_loop()
-            self._thread = threading.Thread(target=self._loop.run_forever, name="reward-loop", daemon=True)
-            self._thread.start()
+            self._loop = LoopThread("reward-actor")
         return self._loop
 
     async def _browser(self) -> Any:
@@ -178,7 +161,7 @@ class RewardActor:
 
                 self._pw = await async_playwright().start()
                 self._browser_obj = await self._pw.chromium.launch(
-                    executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
+                    executable_path=chromium_executable(), args=CHROMIUM_ARGS, headless=True
                 )
         return self._browser_obj
 
@@ -192,7 +175,7 @@ class RewardActor:
                 return str(path)
         return None
 
-    async def _score(self, task: Task, final: FinalState, page: Any = None) -> Reward:
+    async def _score(self, task: Task, final: FinalState) -> Reward:
         urls = {**self.env_urls, **final.env_urls}
         try:
             plan = build_plan(task.with_urls(urls))
@@ -200,16 +183,13 @@ class RewardActor:
             self.stats["errors"] += 1
             return Reward(score=None, error=str(e))
         session = None
-        if plan.needs_page and (self.live or page is not None):
-            session = _Session(self, final, self._storage_state(task, final), page)
+        if plan.needs_page and self.live:
+            session = _Session(self, final, self._storage_state(task, final))
+        if self._sem is None:
+            self._sem = asyncio.Semaphore(self.max_concurrency)
         try:
-            if page is not None:  # the caller's loop: the actor's semaphore belongs to the actor's loop
+            async with self._sem:
                 reward = await self._run(plan, final, session, urls)
-            else:
-                if self._sem is None:
-                    self._sem = asyncio.Semaphore(self.max_concurrency)
-                async with self._sem:
-                    reward = await self._run(plan, final, session, urls)
         finally:
             if session is not None:
                 await session.close()
@@ -230,21 +210,19 @@ class RewardActor:
             self.html_unescape,
         )
 
-    async def ascore(self, task: Task, final: FinalState, page: Any = None) -> Reward:
-        if page is not None:  # the caller's live page belongs to the caller's loop: check it there
-            return await self._score(task, final, page)
-        future = asyncio.run_coroutine_threadsafe(self._score(task, final), self._ensure_loop())
-        return await asyncio.wrap_future(future)
+    async def ascore(self, task: Task, final: FinalState) -> Reward:
+        """`score` from any event loop: the work runs on the actor's own loop, where its browser lives."""
+        return await asyncio.wrap_future(self._ensure_loop().submit(self._score(task, final)))
 
     def score(self, task: Task, final: FinalState) -> Reward:
-        return asyncio.run_coroutine_threadsafe(self._score(task, final), self._ensure_loop()).result()
+        return self._ensure_loop().run(self._score(task, final))
 
     async def _score_many(self, items: list[tuple[Task, FinalState]]) -> list[Reward]:
         return list(await asyncio.gather(*(self._score(t, f) for t, f in items)))
 
     def score_many(self, items: list[tuple[Task, FinalState]]) -> list[Reward]:
         """Score many episodes concurrently; results in input order."""
-        return asyncio.run_coroutine_threadsafe(self._score_many(items), self._ensure_loop()).result()
+        return self._ensure_loop().run(self._score_many(items))
 
     async def _shutdown(self) -> None:
         if self._browser_obj is not None:
@@ -255,12 +233,11 @@ class RewardActor:
 
     def close(self) -> None:
         if self._loop is not None:
-            asyncio.run_coroutine_threadsafe(self._shutdown(), self._loop).result()
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            if self._thread is not None:
-                self._thread.join(timeout=10)
-            self._loop.close()
-            self._loop = None
+            try:
+                self._loop.run(self._shutdown())
+            finally:
+                self._loop.stop()
+                self._loop = None
 
     def __enter__(self) -> RewardActor:
         return self

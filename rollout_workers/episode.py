@@ -15,8 +15,8 @@ from typing import Any
 
 from common.actions import try_parse
 from common.records import FinalState, Observation, Stop, Trajectory, Turn
+from common.remote import call
 from common.tasks import Task
-from rollout_workers.remote import call
 
 
 @dataclass

@@ -18,9 +18,9 @@ from typing import Any
 
 from common.config import TrainConfig
 from common.records import Reward, TrajectoryGroup
+from common.remote import call
 from common.tasks import Task
 from rollout_workers.episode import EpisodeResult, Sampling, run_episode
-from rollout_workers.remote import call
 
 
 class BrowserPool:

@@ -48,10 +48,9 @@ from typing import Any
 from flask import Flask, Response, abort, g, jsonify, redirect, render_template, request, session, url_for
 from jinja2 import ChoiceLoader, FileSystemLoader
 
+from common.sites import SANDBOX_COOKIE, SANDBOX_HEADER
 from sites.sandbox import SandboxStore, UnknownSandbox, is_readonly_error
 
-SANDBOX_COOKIE = "wa_sandbox"
-SANDBOX_HEADER = "X-WA-Sandbox"  # same token for HTTP clients that do not keep cookies (reward checks)
 CORE_TEMPLATES = Path(__file__).with_name("templates")
 
 # site key -> package holding it. Keys and port offsets are WebArena's (see sites/README.md).
@@ -62,14 +61,6 @@ SITE_PACKAGES: dict[str, str] = {
     "gitlab": "sites.gitlab",
     "wikipedia": "sites.wiki",
     "map": "sites.map",
-}
-PLACEHOLDERS: dict[str, str] = {
-    "shopping": "__SHOPPING__",
-    "shopping_admin": "__SHOPPING_ADMIN__",
-    "reddit": "__REDDIT__",
-    "gitlab": "__GITLAB__",
-    "wikipedia": "__WIKIPEDIA__",
-    "map": "__MAP__",
 }
 
 

@@ -23,8 +23,8 @@ import uuid
 from typing import Any
 
 from common.records import FinalState, Reward, Stop, Trajectory, Turn
+from common.remote import call
 from common.tasks import Task
-from rollout_workers.remote import call
 from sites.tasks import find_instance
 from sites.tasks.steps import ExpertError, Script, base_url
 

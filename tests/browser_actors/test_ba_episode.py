@@ -17,7 +17,7 @@ def test_site_urls_accept_placeholder_and_plain_keys():
     env = {"__SHOPPING_ADMIN__": "http://h:7780", "gitlab": "http://h:8023/"}
     task = make_task("__GITLAB__/a", sites=["gitlab", "shopping_admin", "map"])
     assert E.site_urls(task, env) == {"gitlab": "http://h:8023/", "shopping_admin": "http://h:7780"}
-    filled = E.fill_task(task, env)
+    filled = task.with_urls(env)
     assert filled.start_url == "http://h:8023/a"
     assert E.allowed_urls(filled, env) == ["http://h:8023/", "http://h:7780", "http://h:8023/a"]
 
@@ -52,7 +52,7 @@ def test_every_webarena_lite_start_url_is_allowed_once_filled():
     from browser_actors.safety import AllowList
 
     for task in load_tasks(LITE):
-        filled = E.fill_task(task, env)
+        filled = task.with_urls(env)
         allow = AllowList(E.allowed_urls(filled, env))
         for url in E.start_urls(filled):
             assert allow.check(url) is None, (task.task_id, url)

@@ -13,9 +13,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from learner.weight_sync import (
-    PushStats,
-    WeightPusher,
+from learner.weight_sync import PushStats, WeightPusher
+from rollout_workers.weight_format import (
     iter_cpu_tensors,
     pack_for_object_store,
     unpack_payload,

@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from common.config import InferenceConfig
-from rollout_workers.inference import EngineRouter, GenerateResult, InferenceActor
+from rollout_workers.inference import GenerateResult, InferenceActor
+from rollout_workers.router import EngineRouter
 
 pytestmark = pytest.mark.slow
 

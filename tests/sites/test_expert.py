@@ -11,9 +11,9 @@ from types import SimpleNamespace
 import pytest
 
 from common.records import Stop, Trajectory, dump_jsonl, load_jsonl
+from common.remote import call
 from common.tasks import Task
 from rollout_workers.group import BrowserPool
-from rollout_workers.remote import call
 from sites.expert import generate_demos, run_expert_episode
 from sites.tasks import find_instance, load_split
 from sites.tasks.cli import LocalSandboxes

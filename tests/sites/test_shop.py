@@ -14,7 +14,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from sites.core import SANDBOX_COOKIE
+from common.sites import SANDBOX_COOKIE
 from sites.server import SiteServer
 from sites.shop import queries as Q
 from sites.shop.seed import N_ORDERS, seed
