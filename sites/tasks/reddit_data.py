@@ -12,7 +12,7 @@ from typing import Any
 
 from sites.forum import queries as FQ
 from sites.forum.seed_text import FORUMS
-from sites.tasks.base import Instance, SeedData
+from sites.tasks.base import Instance, SeedData, pick
 
 ME = "MarvelsGrandpa"
 # Posts whose page (post, comments and the forum sidebar) fits in a small observation budget.
@@ -113,8 +113,6 @@ def searchable_posts(db: SeedData) -> list[dict]:
 
 
 def pick_rows(rows: list[Any], n: int, seed: int) -> list[Any]:
-    from sites.tasks.base import pick
-
     return pick(rows, n, seed)
 
 

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from sites.forum import queries
-from sites.forum.site import DB_GROUP, DEFAULT_USER
+from sites.forum.constants import DB_GROUP, DEFAULT_USER
 
 CHROMIUM_ARGS = [
     "--no-sandbox",

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from sites.gitlab import queries
-from sites.gitlab.site import DB_GROUP, DEFAULT_USER
+from sites.gitlab.constants import DB_GROUP, DEFAULT_USER
 
 CHROMIUM_ARGS = [
     "--no-sandbox",
