@@ -157,9 +157,8 @@ class BrowserActor:
                 await asyncio.wait_for(p.goto(u, wait_until="commit"), self.cfg.step_timeout_s)
             except Exception as e:  # noqa: BLE001 - reported in the observation, the episode can still act
                 errors.append(f"could not open {u}: {e}".splitlines()[0])
-            await _forget_history(
-                p
-            )  # the start page is the first history entry: go_back must not reach blank
+            # the start page is the first history entry: go_back must not reach blank
+            await _forget_history(p)
         self._page = pages[0]
         await self._page.bring_to_front()
         ep.begin_step()

@@ -1,4 +1,4 @@
-"""Shared fixtures: small real pieces, started once per test session (STYLE 12)."""
+"""Shared fixtures: small real pieces (a tiny model, a Ray cluster, the bundled sites), started once per session."""
 
 from __future__ import annotations
 

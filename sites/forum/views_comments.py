@@ -60,9 +60,8 @@ def register(app: Flask) -> None:
             "INSERT INTO comments (submission_id, parent_id, user_id, body, created_at) VALUES (?,?,?,?,?)",
             (sid, parent, user["id"], text, now_ts()),
         )
-        apply_vote(
-            db, "comment", cur.lastrowid, user["id"], 1
-        )  # as with posts, your own comment starts upvoted
+        # as with posts, your own comment starts upvoted
+        apply_vote(db, "comment", cur.lastrowid, user["id"], 1)
         db.commit()
         return redirect(post_url(s["forum_name"], sid, s["title"]))
 

@@ -103,9 +103,8 @@ def _sidebar_forums() -> list[sqlite3.Row]:
 
 def _register_submissions(app: Flask) -> None:
     @app.get("/f/<forum>/<int:sid>")
-    @app.get(
-        "/f/<forum>/<int:sid>/"
-    )  # Postmill serves the slug-less form with a slash (reddit_get_post_url's)
+    # Postmill serves the slug-less form with a slash (reddit_get_post_url's)
+    @app.get("/f/<forum>/<int:sid>/")
     @app.get("/f/<forum>/<int:sid>/<slug>")
     def submission(forum: str, sid: int, slug: str = "") -> Any:
         s = submission_or_404(forum, sid)

@@ -41,9 +41,8 @@ def issue_list(base: list[str], params: list[Any]) -> dict[str, Any]:
     state_free_params = list(fparams[1:]) if values["state"] != "all" else list(fparams)
     counts = I.state_counts("issue", base + state_free, params + state_free_params)
     all_where = " AND ".join(base + where) or "1"
-    total = (
-        get_db().execute(f"SELECT count(*) FROM issues x WHERE {all_where}", params + fparams).fetchone()[0]
-    )  # noqa: S608
+    count_sql = f"SELECT count(*) FROM issues x WHERE {all_where}"  # noqa: S608
+    total = get_db().execute(count_sql, params + fparams).fetchone()[0]
     page = page_of(total, PAGE_SIZE, "page")
     rows = (
         get_db()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from conftest import make_task
@@ -10,7 +11,8 @@ from conftest import make_task
 from browser_actors import episode as E
 from common.tasks import load_tasks
 
-LITE = "/work/shared/webarena/test_webarena_lite.raw.json"
+# WebArena-Lite's 165 test configs, kept beside the repository (../shared/webarena/)
+LITE = Path(__file__).resolve().parents[3] / "shared" / "webarena" / "test_webarena_lite.raw.json"
 
 
 def test_site_urls_accept_placeholder_and_plain_keys():

@@ -17,9 +17,8 @@ from common import records as R
 def test_settles_on_late_dom_and_slow_requests_without_fixed_sleep(actor, server):
     obs = actor.reset(make_task(server.url("slow.html")))
     assert "arrived late" in obs.text  # a 30 ms timer after load, then a 400 ms request
-    obs = actor.step(
-        R.Click(element_id=_id_of(obs.text, "Fetch slowly"))
-    )  # an 800 ms fetch, then a DOM change
+    # an 800 ms fetch, then a DOM change
+    obs = actor.step(R.Click(element_id=_id_of(obs.text, "Fetch slowly")))
     assert "slow done" in obs.text
     obs = actor.step(R.Click(element_id=_id_of(obs.text, "Slow navigation")))  # a 1.2 s navigation
     assert obs.url.endswith("/slow?ms=1200&page=1") and "waited" in obs.text

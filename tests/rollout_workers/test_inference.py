@@ -44,9 +44,8 @@ def sharp_tiny_model(folder: Path, scale: float = 30.0) -> str:
     path = build_tiny_model(folder)
     f = Path(path) / "model.safetensors"
     sd = load_file(str(f))
-    sd["model.norm.weight"] = (
-        sd["model.norm.weight"] * scale
-    )  # sharper logits; the residual stream is unchanged
+    # sharper logits; the residual stream is unchanged
+    sd["model.norm.weight"] = sd["model.norm.weight"] * scale
     save_file(sd, str(f), metadata={"format": "pt"})
     return path
 
