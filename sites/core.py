@@ -265,10 +265,6 @@ def get_db() -> sqlite3.Connection:
     return conn
 
 
-def current_sandbox() -> str | None:
-    return g.get("wa_sandbox")
-
-
 def login_user(user_id: int) -> None:
     session.clear()
     session["user_id"] = int(user_id)

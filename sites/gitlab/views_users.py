@@ -23,7 +23,6 @@ STATUS_EMOJI = {
     "house": "\U0001f3e0",
     "thinking": "\U0001f914",
 }
-TABS = ("overview", "projects", "contributed", "starred", "followers", "following")
 
 
 def _user_or_404(name: str) -> Any:

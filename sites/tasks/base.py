@@ -18,7 +18,6 @@ from typing import Any, Literal
 from common.sites import SITE_PLACEHOLDERS
 
 Kind = Literal["info", "state", "nav"]
-EVAL_TYPES = ("string_match", "url_match", "program_html")
 TASK_ID_STRIDE = 1000  # task_id = template id * stride + instance index: stable whatever the split
 
 

@@ -15,7 +15,6 @@ from sites.tasks.base import Instance, SeedData, pick
 from sites.tasks.steps import Go
 
 ME = "byteblaze"
-ME_NAME = "Byte Blaze"
 MAX_NOTES_VISIBLE = 4  # issue / MR pages whose sidebar and comment box fit a small observation budget
 
 ISSUE_TITLES = [
