@@ -36,9 +36,9 @@ from common.remote import call
 from rollout_workers.weight_format import (
     DEFAULT_SHARD_BYTES,
     NamedTensors,
-    iter_cpu_tensors,
     new_scratch_folder,
     pack_for_object_store,
+    remove_stale_folders,
     write_folder,
 )
 
@@ -62,7 +62,8 @@ class PushStats:
 
 
 class WeightPusher:
-    """Pushes full weights to every engine with one method; keeps the weight version all engines share."""
+    """Pushes full weights to every engine with one method; keeps the weight version all engines share.
+    Starting one removes what earlier, crashed pushes left in shared memory (`remove_stale_folders`)."""
 
     def __init__(self, method: Method = "file", *, version: int = 0, shard_bytes: int = DEFAULT_SHARD_BYTES):
         if method not in ("file", "object_store", "nccl"):
@@ -71,6 +72,10 @@ class WeightPusher:
         self.version = version
         self.shard_bytes = shard_bytes
         self._nccl: Any = None  # the learner's end of the NCCL group, made on the first nccl push
+        # A push killed mid-way (a crashed or killed learner or engine) leaves its folder in shared memory.
+        stale = remove_stale_folders()
+        if stale:
+            log.info("removed %d weight folder(s) left by earlier pushes: %s", len(stale), stale)
 
     def push(
         self, named_tensors: NamedTensors, engines: Sequence[Any], *, version: int | None = None
@@ -108,7 +113,7 @@ class WeightPusher:
             handle: Any = str(folder)
         try:
             if folder is not None:
-                nbytes = write_folder(iter_cpu_tensors(named), folder, self.shard_bytes)
+                nbytes = write_folder(named, folder, self.shard_bytes)
             else:
                 import ray
 

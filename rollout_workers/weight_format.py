@@ -12,8 +12,10 @@ not import from the learner.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
+import time
 import uuid
 import warnings
 from collections.abc import Iterable, Iterator
@@ -26,6 +28,8 @@ if TYPE_CHECKING:
 NamedTensors = Iterable[tuple[str, "torch.Tensor"]] | dict[str, "torch.Tensor"]
 PAYLOAD_FORMAT = "webagent-weights/1"
 DEFAULT_SHARD_BYTES = 1 << 30
+SCRATCH_PREFIX = "webagent-weights-"
+_OWNER = re.compile(r"-p(\d+)-[0-9a-f]{12}$")  # the pid field `new_scratch_folder` writes
 
 
 def shm_dir() -> Path:
@@ -35,11 +39,17 @@ def shm_dir() -> Path:
 
 
 def iter_cpu_tensors(named: NamedTensors) -> Iterator[tuple[str, torch.Tensor]]:
-    """Validate names and tensors; yield detached contiguous CPU tensors, no two sharing storage."""
+    """Validate names and tensors; yield detached contiguous CPU tensors, no two sharing storage.
+
+    Tied weights go once: a tensor that is the same view of the same memory as an earlier one (a `state_dict()`
+    lists `lm_head.weight` and `model.embed_tokens.weight` of a tied model, one tensor) is left out. The engine
+    builds its model from the same config, so it ties them too (vLLM skips `lm_head.weight` of a tied model).
+    """
     import torch
 
     items = named.items() if isinstance(named, dict) else named
     seen: set[str] = set()
+    views: set[tuple[Any, ...]] = set()
     storages: set[int] = set()
     for name, t in items:
         if not isinstance(name, str) or not isinstance(t, torch.Tensor):
@@ -49,18 +59,21 @@ def iter_cpu_tensors(named: NamedTensors) -> Iterator[tuple[str, torch.Tensor]]:
         if name in seen:
             raise ValueError(f"tensor {name!r} appears twice in the pushed weights")
         seen.add(name)
+        # Identity on the learner's device, before the copy to CPU would make tied tensors look separate.
+        view = (str(t.device), t.data_ptr(), tuple(t.shape), t.stride(), t.dtype)
+        if view in views:
+            continue
+        views.add(view)
         t = t.detach().to("cpu").contiguous()
-        ptr = t.untyped_storage().data_ptr()
-        if ptr in storages:  # tied weights (embed_tokens / lm_head) share storage; safetensors refuses that
+        if t.untyped_storage().data_ptr() in storages:  # overlapping views of one buffer: safetensors refuses
             t = t.clone()
         storages.add(t.untyped_storage().data_ptr())
         yield name, t
 
 
-def write_folder(
-    named: Iterable[tuple[str, torch.Tensor]], folder: Path, shard_bytes: int = DEFAULT_SHARD_BYTES
-) -> int:
-    """Write safetensors shards (no index file: vLLM then loads every shard) into `folder`; returns bytes."""
+def write_folder(named: NamedTensors, folder: Path, shard_bytes: int = DEFAULT_SHARD_BYTES) -> int:
+    """Write safetensors shards (no index file: vLLM then loads every shard) into `folder`; returns bytes.
+    The tensors go through `iter_cpu_tensors` (validated, tied weights once)."""
     from safetensors.torch import save_file
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -74,7 +87,7 @@ def write_folder(
             save_file(shard, str(folder / f"model-{n:05d}.safetensors"))
             shard, size, n = {}, 0, n + 1
 
-    for name, t in named:
+    for name, t in iter_cpu_tensors(named):
         nbytes = t.numel() * t.element_size()
         if shard and size + nbytes > shard_bytes:
             flush()
@@ -101,7 +114,39 @@ def folder_bytes(folder: str | os.PathLike) -> int:
 
 
 def new_scratch_folder(prefix: str = "") -> Path:
-    return shm_dir() / f"webagent-weights-{prefix}{uuid.uuid4().hex[:12]}"
+    """A fresh folder name in shared memory that records its owner's pid (see `remove_stale_folders`)."""
+    return shm_dir() / f"{SCRATCH_PREFIX}{prefix}p{os.getpid()}-{uuid.uuid4().hex[:12]}"
+
+
+def remove_stale_folders(root: Path | None = None, *, legacy_age_s: float = 3600.0) -> list[Path]:
+    """Remove the weight folders earlier pushes left in shared memory (a process killed between writing a folder
+    and removing it): those whose owner process is gone, and, for folders named before owners were recorded,
+    those older than `legacy_age_s`. A live owner's folder is kept, so a push in flight on this machine (another
+    run's, or an engine's) is never touched. Returns the removed folders."""
+    removed = []
+    for path in sorted((root or shm_dir()).glob(f"{SCRATCH_PREFIX}*")):
+        owner = _OWNER.search(path.name)
+        if owner:
+            stale = not _alive(int(owner.group(1)))
+        else:
+            try:
+                stale = time.time() - path.stat().st_mtime > legacy_age_s
+            except FileNotFoundError:  # removed by someone else meanwhile
+                continue
+        if stale and path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 def pack_for_object_store(named: NamedTensors) -> dict[str, Any]:
