@@ -128,6 +128,9 @@ class WeightPusher:
         finally:
             if folder is not None:
                 shutil.rmtree(folder, ignore_errors=True)
+        for r in results:  # a complete push reloads without warnings: pass any on to the learner's log
+            for warning in r.get("reload_warnings", []):
+                log.warning("%s reported while reloading weights v%d: %s", r["engine"], version, warning)
         return PushStats(
             self.method,
             time.perf_counter() - t0,
