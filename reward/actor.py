@@ -1,7 +1,7 @@
 """RewardActor: scores finished episodes with WebArena-Lite's checks; Ray wraps it where it is launched.
 
     actor = RewardActor(cfg.reward, env_urls=srv.urls, helpers="bundled")
-    reward = actor.score(task, final_state)                 # sync
+    reward = actor.score(task, final_state)                 # sync; the task's placeholders are filled already
     rewards = actor.score_many([(task, final), ...])        # concurrently, results in order
     reward = await actor.ascore(task, final)                # from any event loop
     ray.remote(RewardActor).options(name="reward-0").remote(cfg.reward, env_urls=...)   # on a cluster
@@ -25,7 +25,7 @@ from common.config import RewardConfig
 from common.loop import LoopThread
 from common.records import FinalState, Reward
 from common.sites import SANDBOX_COOKIE
-from common.tasks import Task
+from common.tasks import PLACEHOLDERS, Task
 from reward.evaluate import NavigationError, run_plan
 from reward.funcs import make_helpers
 from reward.judge import Judge, make_judge
@@ -98,6 +98,18 @@ class _Session:
     async def close(self) -> None:
         if self._context is not None:
             await self._context.close()
+
+
+def _filled(task: Task) -> Task:
+    """The task, checked for placeholders its checks would use: tasks are filled once, where they are loaded."""
+    checks = json.dumps(task.eval.model_dump(mode="json"))
+    left = [p for p in PLACEHOLDERS if p in checks]
+    if left:
+        raise PlanError(
+            f"task {task.task_id}: its checks still hold {', '.join(left)}; fill the task where it is loaded "
+            "(Task.with_urls(environment urls))"
+        )
+    return task
 
 
 def _origin(url: str) -> str:
@@ -178,7 +190,7 @@ class RewardActor:
     async def _score(self, task: Task, final: FinalState) -> Reward:
         urls = {**self.env_urls, **final.env_urls}
         try:
-            plan = build_plan(task.with_urls(urls))
+            plan = build_plan(_filled(task))
         except PlanError as e:
             self.stats["errors"] += 1
             return Reward(score=None, error=str(e))
