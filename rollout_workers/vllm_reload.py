@@ -1,48 +1,61 @@
-"""The in-place weight reload of an engine, with a reload plan that matches what a pushed checkpoint holds.
+"""The in-place weight reload of an engine, fitted to what a pushed checkpoint holds.
 
 vLLM reloads weights in place layer by layer (its worker's `reload_weights`): each layer is emptied, refilled from
-the checkpoint, processed again (CPU weight packing, quantization) and copied into its old storage, so the running
-engine keeps its buffers. The plan it records at start-up includes every layer that holds a tensor, also layers
-whose tensors no checkpoint carries: a rotary embedding's cos/sin table (a non-persistent buffer it computes
-itself) and a tied LM head (the embedding's own parameter, which a pusher sends once, under the embedding's name).
-Those get nothing, and vLLM reports "RotaryEmbedding: Failed to load weights" and "ParallelLMHead: Failed to load
-weights" on every push before it puts their old tensors back. The weights were right; the plan was not.
+the checkpoint, processed again (on CPUs the linear layers' weights are packed for oneDNN; quantized models are
+re-quantized) and copied into its old storage, so the running engine keeps its buffers. Two kinds of layer get
+nothing from a pushed checkpoint, and vLLM reports each on every push ("Failed to load weights") before it puts
+the layer's old tensors back:
 
-`reload_pushed_weights` plans such layers with nothing to load for the one reload, when the checkpoint does not
-name their tensors: they keep their tensors (the tied head sees the embedding's new values through the shared
-parameter), nothing is reported, and any other layer the checkpoint leaves out is still reported by vLLM.
-`InferenceActor` names `WeightReloadPlan` as vLLM's worker extension (`worker_extension_cls`, which vLLM mixes into
-its worker class) and calls the method through `collective_rpc`. vLLM is imported only here, in the worker.
+- a rotary embedding: its cos/sin table is a non-persistent buffer it computes itself, in no checkpoint. Putting
+  the old table back is right, so it is planned with nothing to load and nothing is reported;
+- a tied LM head: its weight is the embedding's parameter, which the pusher sends once, under the embedding's name
+  (vLLM's models skip `lm_head.weight` of a tied model too). Here the report was true: the new values reach the
+  shared storage, but the head is not processed again, so on CPUs it kept computing logits from the weights packed
+  at start-up. The head is fed the embedding's tensor under its own name, from the same memory, so it is processed
+  with the new weights like every other layer.
+
+Any other layer the checkpoint leaves out is still reported by vLLM. `InferenceActor` names `WeightReloadPlan` as
+vLLM's worker extension (`worker_extension_cls`, which vLLM mixes into its worker class) and calls
+`reload_pushed_weights` through `collective_rpc`. vLLM is imported only here, in the worker.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 WORKER_EXTENSION = f"{__name__}.WeightReloadPlan"
 
 
-def derived_layers(model: Any) -> list[tuple[str, Any]]:
-    """(name, module) of the layers that hold tensors a checkpoint need not carry: each parameter belongs to an
-    earlier layer too (tied) and each buffer is non-persistent (never saved)."""
-    owner: dict[int, str] = {}
-    for name, module in model.named_modules():
-        for p in module._parameters.values():
-            if p is not None:
-                owner.setdefault(id(p), name)
+def computed_layers(model: Any) -> list[tuple[str, Any]]:
+    """(name, module) of the layers that hold only tensors they compute themselves (non-persistent buffers, never
+    saved) and no parameter, such as a rotary embedding's cos/sin table."""
     out = []
     for name, module in model.named_modules():
-        params = [p for p in module._parameters.values() if p is not None]
         buffers = [n for n, b in module._buffers.items() if b is not None]
-        if not params and not buffers:
-            continue
-        tied = all(owner[id(p)] != name for p in params)
-        transient = all(n in module._non_persistent_buffers_set for n in buffers)
-        if tied and transient:
+        params = [p for p in module._parameters.values() if p is not None]
+        if buffers and not params and all(n in module._non_persistent_buffers_set for n in buffers):
             out.append((name, module))
     return out
+
+
+def tied_parameters(model: Any) -> dict[str, str]:
+    """{parameter name in a later layer: the name it has in the first layer holding it}, for parameters two layers
+    share (a tied LM head: {"lm_head.weight": "model.embed_tokens.weight"})."""
+    first: dict[int, str] = {}
+    tied = {}
+    for layer, module in model.named_modules(remove_duplicate=False):
+        for pname, p in module._parameters.items():
+            if p is None:
+                continue
+            name = f"{layer}.{pname}" if layer else pname
+            if id(p) not in first:
+                first[id(p)] = name
+            elif first[id(p)] != name:
+                tied[name] = first[id(p)]
+    return tied
 
 
 def checkpoint_names(folder: str | Path) -> set[str]:
@@ -54,6 +67,23 @@ def checkpoint_names(folder: str | Path) -> set[str]:
         with safe_open(str(shard), "pt") as f:
             names.update(f.keys())
     return names
+
+
+def checkpoint_tensors(folder: str | Path, feed: dict[str, str]) -> Iterator[tuple[str, Any]]:
+    """Every tensor of the folder's shards; after a tensor named in `feed`'s values, the same tensor again under
+    each name `feed` maps to it (a tied head right after its embedding)."""
+    from safetensors import safe_open
+
+    also: dict[str, list[str]] = {}
+    for alias, source in feed.items():
+        also.setdefault(source, []).append(alias)
+    for shard in sorted(Path(folder).glob("*.safetensors")):
+        with safe_open(str(shard), "pt") as f:
+            for name in f.keys():
+                tensor = f.get_tensor(name)
+                yield name, tensor
+                for alias in also.get(name, []):
+                    yield alias, tensor
 
 
 class _Warnings(logging.Handler):
@@ -71,31 +101,40 @@ class WeightReloadPlan:
     """vLLM worker extension; `self` is vLLM's worker (it has `model_runner` and `reload_weights`)."""
 
     def reload_pushed_weights(self, weights_path: str, fit_plan: bool = True) -> dict[str, list[str]]:
-        """vLLM's in-place reload from `weights_path`, with the derived layers the checkpoint does not name
-        planned empty (`fit_plan=False`: vLLM's own plan, to compare). Returns {"planned": those layers as
-        "name (Class)", "warnings": what vLLM logged at WARNING or above during the reload}."""
+        """vLLM's in-place reload from the folder `weights_path`, fitted as the module docstring says
+        (`fit_plan=False`: vLLM's own reload of the folder, to compare). Returns {"computed": layers planned with
+        nothing to load, "fed": tied parameters fed their source tensor, "warnings": what vLLM logged at WARNING
+        or above during the reload}."""
         from vllm.model_executor.model_loader.reload.layerwise import get_layerwise_info
 
         worker: Any = self
+        model = worker.model_runner.get_model()
         names = checkpoint_names(weights_path)
-        planned = []
-        for qualname, module in derived_layers(worker.model_runner.get_model()) if fit_plan else []:
-            own = [*module._parameters, *module._buffers]
-            if any(f"{qualname}.{n}" in names for n in own):
-                continue
+        computed = computed_layers(model) if fit_plan else []
+        feed = (
+            {a: s for a, s in tied_parameters(model).items() if a not in names and s in names}
+            if fit_plan
+            else {}
+        )
+        kept = []
+        for _, module in computed:
             info = get_layerwise_info(module)
-            planned.append((qualname, module, info.restore_metadata))
+            kept.append((module, info.restore_metadata))
             info.restore_metadata = ({}, {})
         seen = _Warnings()
         vllm_logger = logging.getLogger("vllm")
         vllm_logger.addHandler(seen)
         try:
-            worker.reload_weights(weights_path=weights_path)
-        finally:  # the next checkpoint may name them (a tied head saved under its own name)
+            if fit_plan:
+                worker.reload_weights(weights_iterator=checkpoint_tensors(weights_path, feed))
+            else:
+                worker.reload_weights(weights_path=weights_path)
+        finally:
             vllm_logger.removeHandler(seen)
-            for _, module, metadata in planned:
+            for module, metadata in kept:
                 get_layerwise_info(module).restore_metadata = metadata
         return {
-            "planned": [f"{qualname} ({type(module).__name__})" for qualname, module, _ in planned],
+            "computed": [f"{name} ({type(module).__name__})" for name, module in computed],
+            "fed": sorted(feed),
             "warnings": seen.lines,
         }

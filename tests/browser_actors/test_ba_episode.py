@@ -24,6 +24,13 @@ def test_site_urls_accept_placeholder_and_plain_keys():
     assert E.allowed_urls(filled, env) == ["http://h:8023/", "http://h:7780", "http://h:8023/a"]
 
 
+def test_an_unfilled_task_is_a_clear_error():
+    """Placeholders are filled where tasks are loaded; the actor checks and names what is left."""
+    with pytest.raises(ValueError, match="still holds __GITLAB__.*where it is loaded"):
+        E.check_filled(make_task("__GITLAB__/a", sites=["gitlab"]))
+    E.check_filled(make_task("__GITLAB__/a", sites=["gitlab"]).with_urls({"gitlab": "http://h:8023"}))
+
+
 def test_storage_state_resolution(tmp_path):
     (tmp_path / "reddit_state.json").write_text(json.dumps({"cookies": [], "origins": []}))
     task = make_task("http://h/", storage_state="./.auth/reddit_state.json")

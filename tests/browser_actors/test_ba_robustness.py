@@ -94,10 +94,10 @@ def test_login_state_and_sandbox_cookie(server, tmp_path):
         sites=["shopping"],
         require_login=True,
         storage_state="./.auth/shopping_state.json",
-    )
+    ).with_urls(env)  # filled where tasks are loaded; the actor only checks
     a = BrowserActor(fast_cfg(), auth_dir=str(auth), env_urls=env)
     try:
-        obs = a.reset(task, sandbox="tok-123")  # placeholders are filled from env_urls
+        obs = a.reset(task, sandbox="tok-123")
         assert "shopping_session=logged-in-emma" in obs.text and "wa_sandbox=tok-123" in obs.text
         fs = a.final_state()
         assert fs.sandbox == "tok-123" and fs.env_urls == env and fs.url == server.url("echo-cookies")
