@@ -40,7 +40,8 @@ def serve() -> tuple[str, object]:
     return f"http://127.0.0.1:{server.server_port}", server
 
 
-def task(n: int):
+def task(n: int, base: str):
+    """A check of order n's status page; placeholders filled, as where tasks are loaded."""
     from common.tasks import Task
 
     return Task.model_validate(
@@ -60,18 +61,18 @@ def task(n: int):
                 ],
             },
         }
-    )
+    ).with_urls({"shopping": base})
 
 
 async def baseline(base: str, n_checks: int) -> list[float]:
     """WebArena's procedure: goto, sleep 3 s, evaluate the locator."""
     from playwright.async_api import async_playwright
 
-    from reward.actor import CHROMIUM, CHROMIUM_ARGS
+    from common.chromium import CHROMIUM_ARGS, chromium_executable
 
     times = []
     async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = await pw.chromium.launch(executable_path=chromium_executable(), args=CHROMIUM_ARGS)
         page = await (await browser.new_context()).new_page()
         await page.goto(f"{base}/order/0")  # warm-up, not timed
         for i in range(n_checks):
@@ -97,15 +98,15 @@ def main() -> None:
 
     base, server = serve()
     with RewardActor(env_urls={"shopping": base}, settle=args.settle) as actor:
-        actor.score(task(0), FinalState())  # warm-up: browser launch is not a per-check cost
+        actor.score(task(0, base), FinalState())  # warm-up: browser launch is not a per-check cost
         ours = []
         for i in range(args.checks):
             t0 = time.perf_counter()
-            reward = actor.score(task(i + 1), FinalState())
+            reward = actor.score(task(i + 1, base), FinalState())
             ours.append(time.perf_counter() - t0)
             assert reward.score == 1.0, reward
         t0 = time.perf_counter()
-        many = actor.score_many([(task(i + 1), FinalState()) for i in range(args.checks)])
+        many = actor.score_many([(task(i + 1, base), FinalState()) for i in range(args.checks)])
         concurrent_per_check = (time.perf_counter() - t0) / args.checks
         assert all(r.score == 1.0 for r in many)
     base_times = asyncio.run(baseline(base, args.baseline))

@@ -27,6 +27,7 @@ def _median_s(fn, reps: int) -> float:
 def main() -> None:
     import httpx
 
+    from common.sites import SANDBOX_COOKIE
     from sites.server import SiteServer
     from sites.shop.seed import seed
 
@@ -61,7 +62,8 @@ def main() -> None:
 
             def http_sandbox() -> None:
                 token = client.post(url + "/__sandbox__").json()["token"]
-                client.get(url + "/", cookies={"wa_sandbox": token}).raise_for_status()  # first use copies
+                # the first use of a sandbox copies the seeded database
+                client.get(url + "/", cookies={SANDBOX_COOKIE: token}).raise_for_status()
 
             t_http = _median_s(http_sandbox, args.reps)
             t_page = _median_s(lambda: client.get(url + "/").raise_for_status(), args.reps)

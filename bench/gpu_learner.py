@@ -18,20 +18,15 @@ import argparse
 import json
 import math
 import os
-import socket
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from common.net import free_port  # noqa: E402 - after the path set-up that makes the repository importable
+
 GPU = False  # set in main()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def build_model(args, folder: Path) -> str:

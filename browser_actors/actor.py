@@ -26,11 +26,12 @@ from browser_actors import miniwob as MW
 from browser_actors.context import EpisodeContext
 from browser_actors.executor import Executor
 from browser_actors.observation import build
-from browser_actors.runtime import CHROMIUM_ARGS, LoopThread, chromium_executable
 from browser_actors.safety import AllowList, Guard
 from browser_actors.settle import settle
 from common import records as R
+from common.chromium import CHROMIUM_ARGS, chromium_executable
 from common.config import RolloutConfig
+from common.loop import LoopThread
 from common.tasks import Task
 from common.text import cut
 
@@ -54,7 +55,7 @@ class BrowserActor:
         self.mode = self.cfg.observation  # may be switched between steps ("html" | "axtree")
         self.guard = Guard(self.cfg.blocked_patterns)
         self._lock = threading.Lock()
-        self._loop = LoopThread()
+        self._loop = LoopThread("browser-actor")
         self._pw: Any = None
         self._browser: Any = None
         self._ep: EpisodeContext | None = None
@@ -72,13 +73,20 @@ class BrowserActor:
     # ---- public, synchronous API -------------------------------------------------------------------------
     def reset(self, task: Task, sandbox: str | None = None, episode_id: str | None = None) -> R.Observation:
         """Open the task's start page(s) in a fresh context (logged in, sandbox cookie set); the first observation.
-        Raises for bad input: a start URL off the allow-list, a missing storage-state file."""
+        Raises for bad input: placeholders left in the start URL, a start URL off the allow-list, a missing
+        storage-state file."""
         with self._lock:
             limit = self.cfg.step_timeout_s * 3 + 60
             return self._loop.run(self._reset(task, sandbox, episode_id), timeout=limit)
 
-    def step(self, action: Any) -> R.Observation:
-        """Execute an `Action` (or its canonical JSON); never raises for a bad id or action."""
+    def step(self, action: R.Action) -> R.Observation:
+        """Execute an `Action`; never raises for a bad element id or an action the page refuses (the error is
+        `last_action_error` of the next observation). Anything but an `Action` is a `TypeError`: callers parse
+        model output (`common.actions.parse_action`) before they step."""
+        if not isinstance(action, _ACTION_CLASSES):
+            raise TypeError(
+                f"BrowserActor.step takes an Action, got {type(action).__name__}: {action!r:.200}"
+            )
         with self._lock:
             return self._loop.run(self._step(action), timeout=self.cfg.step_timeout_s * 3 + 30)
 
@@ -130,8 +138,8 @@ class BrowserActor:
         return ep
 
     async def _reset(self, task: Task, sandbox: str | None, episode_id: str | None) -> R.Observation:
+        E.check_filled(task)
         await self._end_episode()
-        task = E.fill_task(task, self.env_urls)
         self._new_episode(sandbox, episode_id or str(task.task_id))
         self._sites = E.site_urls(task, self.env_urls)
         self._allow = AllowList(E.allowed_urls(task, self.env_urls))
@@ -154,9 +162,8 @@ class BrowserActor:
                 await asyncio.wait_for(p.goto(u, wait_until="commit"), self.cfg.step_timeout_s)
             except Exception as e:  # noqa: BLE001 - reported in the observation, the episode can still act
                 errors.append(f"could not open {u}: {e}".splitlines()[0])
-            await _forget_history(
-                p
-            )  # the start page is the first history entry: go_back must not reach blank
+            # the start page is the first history entry: go_back must not reach blank
+            await _forget_history(p)
         self._page = pages[0]
         await self._page.bring_to_front()
         if task.miniwob is not None:  # seed and start the page's episode before the first observation
@@ -195,18 +202,11 @@ class BrowserActor:
             self._pw = None
 
     # ---- steps ---------------------------------------------------------------------------------------------
-    async def _step(self, action: Any) -> R.Observation:
+    async def _step(self, action: R.Action) -> R.Observation:
         if self._ep is None:
             raise RuntimeError("BrowserActor.step called before reset()")
         self._step_idx += 1
         self._ep.begin_step()
-        if isinstance(action, dict | str):  # canonical JSON, e.g. from another process
-            try:
-                action = R.action_from_json(action)
-            except ValueError as e:
-                return await self._guarded_observe(f"not a valid action: {str(e).splitlines()[0]}")
-        if not isinstance(action, _ACTION_CLASSES):
-            return await self._guarded_observe(f"not an action: {action!r:.200}")
         if isinstance(action, R.Stop):
             self._answer = action.answer
         if self._page.is_closed() or self._page in self._ep.crashed:

@@ -5,22 +5,20 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from common.tasks import Task
+from common.sites import SANDBOX_COOKIE, site_key
+from common.tasks import PLACEHOLDERS, Task
 
-SANDBOX_COOKIE = "wa_sandbox"
 MULTI_URL_SEPARATOR = " |AND| "  # WebArena: several start URLs open in several tabs, the first one active
 
 
-def site_key(key: str) -> str:
-    """`__SHOPPING_ADMIN__` / `shopping_admin` -> `shopping_admin`."""
-    return key.strip().strip("_").lower()
-
-
-def fill_task(task: Task, env_urls: dict[str, str]) -> Task:
-    """The task with placeholders filled from `env_urls` when any are left (callers usually fill them already)."""
-    if env_urls and "__" in task.start_url:
-        return task.with_urls(env_urls)
-    return task
+def check_filled(task: Task) -> None:
+    """Placeholders are filled once, where tasks are loaded (`Task.with_urls`); an actor gets filled tasks."""
+    left = [p for p in PLACEHOLDERS if p in task.start_url]
+    if left:
+        raise ValueError(
+            f"task {task.task_id}: start URL {task.start_url!r} still holds {', '.join(left)}; fill the task "
+            "where it is loaded (Task.with_urls(environment urls))"
+        )
 
 
 def start_urls(task: Task) -> list[str]:

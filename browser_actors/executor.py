@@ -188,9 +188,8 @@ class Executor:
     async def _scroll(self, page: Any, direction: str) -> str | None:
         sign = -1 if direction == "up" else 1
         before, after = await page.evaluate(_SCROLL_JS, sign)
-        if (
-            before == after
-        ):  # the document does not scroll: an inner scroller under the middle of the viewport may
+        # the document does not scroll: an inner scroller under the middle of the viewport may
+        if before == after:
             vp = page.viewport_size or {"width": 1280, "height": 720}
             await page.mouse.move(vp["width"] / 2, vp["height"] / 2)
             await page.mouse.wheel(0, sign * vp["height"] * 0.9)

@@ -17,16 +17,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-# WebArena's placeholders, in the order they are substituted (longest first: __SHOPPING_ADMIN__ before __SHOPPING__).
-PLACEHOLDERS = (
-    "__SHOPPING_ADMIN__",
-    "__SHOPPING__",
-    "__REDDIT__",
-    "__GITLAB__",
-    "__MAP__",
-    "__WIKIPEDIA__",
-    "__HOMEPAGE__",
-)
+from common.sites import SITE_PLACEHOLDERS, placeholder
+
+# WebArena's placeholders, in the order they are substituted (__SHOPPING_ADMIN__ before __SHOPPING__).
+PLACEHOLDERS = tuple(SITE_PLACEHOLDERS.values())
 
 
 class _Open(BaseModel):
@@ -103,13 +97,9 @@ class Task(_Open):
         return Task.model_validate(fill_placeholders(self.to_config(), urls))
 
 
-def _norm_key(k: str) -> str:
-    return f"__{k.strip('_').upper()}__"
-
-
 def fill_placeholders(obj: Any, urls: dict[str, str]) -> Any:
     """Replace placeholders in every string of a JSON-like object; trailing slashes of the URLs are dropped."""
-    table = {_norm_key(k): v.rstrip("/") for k, v in urls.items()}
+    table = {placeholder(k): v.rstrip("/") for k, v in urls.items()}
     order = [p for p in PLACEHOLDERS if p in table] + [p for p in table if p not in PLACEHOLDERS]
 
     def sub(x: Any) -> Any:

@@ -14,23 +14,17 @@ from __future__ import annotations
 import importlib.util
 import math
 import os
-import socket
 from typing import Any
 
 import torch
 from torch.optim.lr_scheduler import LRScheduler
 
 from common.config import TrainConfig
+from common.net import free_port
 
 
 def on_gpu() -> bool:
     return torch.cuda.is_available() and os.environ.get("DS_ACCELERATOR", "cuda") != "cpu"
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def init_distributed(world_size: int = 1, rank: int = 0) -> None:

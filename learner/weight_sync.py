@@ -24,16 +24,23 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import shutil
-import tempfile
 import time
-import uuid
-import warnings
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
+
+from common.net import free_port
+from common.remote import call
+from rollout_workers.weight_format import (
+    DEFAULT_SHARD_BYTES,
+    NamedTensors,
+    new_scratch_folder,
+    pack_for_object_store,
+    remove_stale_folders,
+    write_folder,
+)
 
 if TYPE_CHECKING:
     import torch
@@ -41,9 +48,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 Method = Literal["file", "object_store", "nccl"]
-NamedTensors = Iterable[tuple[str, "torch.Tensor"]] | dict[str, "torch.Tensor"]
-PAYLOAD_FORMAT = "webagent-weights/1"
-DEFAULT_SHARD_BYTES = 1 << 30
 
 
 @dataclass(frozen=True)
@@ -57,125 +61,9 @@ class PushStats:
     engine_seconds: tuple[float, ...]  # each engine's own fetch + reload time
 
 
-def shm_dir() -> Path:
-    """RAM-backed scratch space: /dev/shm where it exists, else the temp dir."""
-    shm = Path("/dev/shm")
-    return shm if shm.is_dir() and os.access(shm, os.W_OK) else Path(tempfile.gettempdir())
-
-
-# ---- tensors <-> files and payloads (both sides of the wire) ---------------------------------------------------
-def iter_cpu_tensors(named: NamedTensors) -> Iterator[tuple[str, torch.Tensor]]:
-    """Validate names and tensors; yield detached contiguous CPU tensors, no two sharing storage."""
-    import torch
-
-    items = named.items() if isinstance(named, dict) else named
-    seen: set[str] = set()
-    storages: set[int] = set()
-    for name, t in items:
-        if not isinstance(name, str) or not isinstance(t, torch.Tensor):
-            raise TypeError(
-                f"weights must be (str, torch.Tensor) pairs, got ({type(name).__name__}, {type(t).__name__})"
-            )
-        if name in seen:
-            raise ValueError(f"tensor {name!r} appears twice in the pushed weights")
-        seen.add(name)
-        t = t.detach().to("cpu").contiguous()
-        ptr = t.untyped_storage().data_ptr()
-        if ptr in storages:  # tied weights (embed_tokens / lm_head) share storage; safetensors refuses that
-            t = t.clone()
-        storages.add(t.untyped_storage().data_ptr())
-        yield name, t
-
-
-def write_folder(
-    named: Iterable[tuple[str, torch.Tensor]], folder: Path, shard_bytes: int = DEFAULT_SHARD_BYTES
-) -> int:
-    """Write safetensors shards (no index file: vLLM then loads every shard) into `folder`; returns bytes."""
-    from safetensors.torch import save_file
-
-    folder.mkdir(parents=True, exist_ok=True)
-    shard: dict[str, torch.Tensor] = {}
-    size = total = 0
-    n = 0
-
-    def flush() -> None:
-        nonlocal shard, size, n
-        if shard:
-            save_file(shard, str(folder / f"model-{n:05d}.safetensors"))
-            shard, size, n = {}, 0, n + 1
-
-    for name, t in named:
-        nbytes = t.numel() * t.element_size()
-        if shard and size + nbytes > shard_bytes:
-            flush()
-        shard[name] = t
-        size += nbytes
-        total += nbytes
-    flush()
-    if n == 0:
-        raise ValueError("no tensors to push")
-    return total
-
-
-def folder_bytes(folder: str | os.PathLike) -> int:
-    path = Path(folder)
-    if not path.is_dir():
-        raise FileNotFoundError(
-            f"weights folder {path} does not exist on this node (the 'file' push needs the "
-            "engine on the learner's machine; use 'object_store' across machines)"
-        )
-    files = list(path.glob("*.safetensors"))
-    if not files:
-        raise FileNotFoundError(f"no *.safetensors in {path}")
-    return sum(f.stat().st_size for f in files)
-
-
-def new_scratch_folder(prefix: str = "") -> Path:
-    return shm_dir() / f"webagent-weights-{prefix}{uuid.uuid4().hex[:12]}"
-
-
-def pack_for_object_store(named: NamedTensors) -> dict[str, Any]:
-    """One picklable object: raw little-endian bytes per tensor (numpy has no bfloat16), plus dtype and shape."""
-    import torch
-
-    tensors = []
-    for name, t in iter_cpu_tensors(named):
-        raw = t.reshape(-1).view(torch.uint8).numpy()
-        tensors.append((name, str(t.dtype).removeprefix("torch."), list(t.shape), raw))
-    if not tensors:
-        raise ValueError("no tensors to push")
-    return {"format": PAYLOAD_FORMAT, "tensors": tensors}
-
-
-def unpack_payload(payload: dict[str, Any]) -> Iterator[tuple[str, torch.Tensor]]:
-    import torch
-
-    if not isinstance(payload, dict) or payload.get("format") != PAYLOAD_FORMAT:
-        raise ValueError(f"not a weight payload of format {PAYLOAD_FORMAT!r}")
-    for name, dtype_name, shape, raw in payload["tensors"]:
-        dtype = getattr(torch, dtype_name, None)
-        if not isinstance(dtype, torch.dtype):
-            raise ValueError(f"tensor {name!r}: unknown dtype {dtype_name!r}")
-        with warnings.catch_warnings():  # Ray hands out read-only buffers; we only read them
-            warnings.simplefilter("ignore", UserWarning)
-            flat = torch.frombuffer(raw, dtype=torch.uint8)
-        yield name, flat.view(dtype).reshape(shape)
-
-
-def payload_to_folder(payload: dict[str, Any], prefix: str = "") -> tuple[str, int]:
-    """Engine side of "object_store": the fetched payload as a node-local shared-memory folder."""
-    folder = new_scratch_folder(prefix)
-    try:
-        nbytes = write_folder(unpack_payload(payload), folder)
-    except BaseException:
-        shutil.rmtree(folder, ignore_errors=True)
-        raise
-    return str(folder), nbytes
-
-
-# ---- the pusher ----------------------------------------------------------------------------------------------
 class WeightPusher:
-    """Pushes full weights to every engine with one method; keeps the weight version all engines share."""
+    """Pushes full weights to every engine with one method; keeps the weight version all engines share.
+    Starting one removes what earlier, crashed pushes left in shared memory (`remove_stale_folders`)."""
 
     def __init__(self, method: Method = "file", *, version: int = 0, shard_bytes: int = DEFAULT_SHARD_BYTES):
         if method not in ("file", "object_store", "nccl"):
@@ -184,6 +72,10 @@ class WeightPusher:
         self.version = version
         self.shard_bytes = shard_bytes
         self._nccl: Any = None  # the learner's end of the NCCL group, made on the first nccl push
+        # A push killed mid-way (a crashed or killed learner or engine) leaves its folder in shared memory.
+        stale = remove_stale_folders()
+        if stale:
+            log.info("removed %d weight folder(s) left by earlier pushes: %s", len(stale), stale)
 
     def push(
         self, named_tensors: NamedTensors, engines: Sequence[Any], *, version: int | None = None
@@ -214,8 +106,6 @@ class WeightPusher:
         return stats
 
     async def _push_staged(self, named: NamedTensors, engines: Sequence[Any], version: int) -> PushStats:
-        from rollout_workers.remote import call
-
         t0 = time.perf_counter()
         folder: Path | None = None
         if self.method == "file":
@@ -223,7 +113,7 @@ class WeightPusher:
             handle: Any = str(folder)
         try:
             if folder is not None:
-                nbytes = write_folder(iter_cpu_tensors(named), folder, self.shard_bytes)
+                nbytes = write_folder(named, folder, self.shard_bytes)
             else:
                 import ray
 
@@ -238,6 +128,9 @@ class WeightPusher:
         finally:
             if folder is not None:
                 shutil.rmtree(folder, ignore_errors=True)
+        for r in results:  # a complete push reloads without warnings: pass any on to the learner's log
+            for warning in r.get("reload_warnings", []):
+                log.warning("%s reported while reloading weights v%d: %s", r["engine"], version, warning)
         return PushStats(
             self.method,
             time.perf_counter() - t0,
@@ -257,8 +150,6 @@ class WeightPusher:
                 "weight push 'nccl' needs CUDA GPUs on the learner and the engines (NCCL "
                 "broadcast); this machine has none: use 'file' (same node) or 'object_store'"
             )
-        from rollout_workers.remote import call
-
         t0 = time.perf_counter()
         if self._nccl is None:
             self._nccl = await _open_nccl_group(engines)
@@ -301,12 +192,8 @@ async def _open_nccl_group(engines: Sequence[Any]) -> Any:
 
     from vllm.distributed.weight_transfer.nccl_common import trainer_init
 
-    from rollout_workers.remote import call
-
     host = socket.gethostbyname(socket.gethostname())
-    with socket.socket() as s:
-        s.bind(("", 0))
-        port = s.getsockname()[1]
+    port = free_port("")
     tp = [int((await call(e, "stats")).get("tensor_parallel_size", 1)) for e in engines]
     world = 1 + sum(tp)
     offsets = [1 + sum(tp[:i]) for i in range(len(engines))]

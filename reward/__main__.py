@@ -34,7 +34,9 @@ def _parse_urls(pairs: list[str]) -> dict[str, str]:
     return urls
 
 
-def _case(line: str) -> tuple[Task, FinalState]:
+def _case(line: str, urls: dict[str, str]) -> tuple[Task, FinalState]:
+    """One input line as a task with its placeholders filled from `urls` (filled here, where it is loaded) and
+    the episode's final state."""
     data = json.loads(line)
     if not isinstance(data, dict) or not isinstance(data.get("config"), dict):
         raise ValueError('expected an object with a "config" object')
@@ -47,7 +49,7 @@ def _case(line: str) -> tuple[Task, FinalState]:
         storage_state=data.get("storage_state") or {},
         sandbox=data.get("sandbox"),
     )
-    return Task.model_validate(data["config"]), final
+    return Task.model_validate(data["config"]).with_urls(urls), final
 
 
 def _line(reward: Reward) -> str:
@@ -68,7 +70,7 @@ def score_batch(lines: list[str], args: argparse.Namespace) -> list[str]:
     cases: list[tuple[int, Task, FinalState]] = []
     for n, line in enumerate(lines):
         try:
-            task, final = _case(line)
+            task, final = _case(line, urls)
         except Exception as e:  # noqa: BLE001 - any bad line becomes an error line
             outputs[n] = json.dumps(
                 {"score": None, "checks": [], "error": f"line {n + 1}: {cut(str(e), 300)}"}

@@ -1,7 +1,7 @@
 """RewardActor: scores finished episodes with WebArena-Lite's checks; Ray wraps it where it is launched.
 
     actor = RewardActor(cfg.reward, env_urls=srv.urls, helpers="bundled")
-    reward = actor.score(task, final_state)                 # sync
+    reward = actor.score(task, final_state)                 # sync; the task's placeholders are filled already
     rewards = actor.score_many([(task, final), ...])        # concurrently, results in order
     reward = await actor.ascore(task, final)                # from any event loop
     ray.remote(RewardActor).options(name="reward-0").remote(cfg.reward, env_urls=...)   # on a cluster
@@ -11,56 +11,41 @@ fresh context per episode carrying the episode's storage state (login) and `wa_s
 the data the episode wrote. That context reaches only the run's sites (`env_urls`): requests, redirect hops and
 sub-resources elsewhere are refused before they are sent. Contexts are cheap, so many episodes are scored at once (bounded by `max_concurrency`).
 The browser lives on the actor's private event-loop thread; `ascore` forwards to it from whatever loop calls it.
-When the caller still holds the episode's live page (same process, same loop), `ascore(..., page=page)` checks
-that page itself -- needed when a check reads unsaved form input -- and nothing is re-opened.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import threading
 import urllib.parse
 from pathlib import Path
 from typing import Any
 
 from browser_actors.confine import OffList, checked_get, confine
 from browser_actors.safety import AllowList
+from common.chromium import CHROMIUM_ARGS, chromium_executable
 from common.config import RewardConfig
+from common.loop import LoopThread
 from common.records import FinalState, Reward
-from common.tasks import Task
+from common.sites import SANDBOX_COOKIE
+from common.tasks import PLACEHOLDERS, Task
 from common.text import cut
 from reward.evaluate import NavigationError, SandboxGone, run_plan
 from reward.funcs import make_helpers
 from reward.judge import Judge, make_judge
 from reward.plan import PlanError, build_plan
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
-SANDBOX_COOKIE = "wa_sandbox"
 SANDBOX_MISSING_HEADER = "x-wa-sandbox-missing"  # sites/core.py sets it on the 403 for a token that is gone
 
 
 class _Session:
     """One episode's page and cookies; navigation waits for the load state (and network idle when asked)."""
 
-    def __init__(
-        self, actor: RewardActor, final: FinalState, storage_state: Any, allow: AllowList, page: Any = None
-    ) -> None:
+    def __init__(self, actor: RewardActor, final: FinalState, storage_state: Any, allow: AllowList) -> None:
         self.actor, self.final, self.storage_state, self.allow = actor, final, storage_state, allow
         self.current_url = final.url
-        self._page, self._context, self._own = page, None, page is None
-        if page is not None:
-            self._context = page.context
+        self._page: Any = None
+        self._context: Any = None
 
     async def _ensure_context(self) -> Any:
         if self._context is None:
@@ -134,8 +119,20 @@ class _Session:
             )
 
     async def close(self) -> None:
-        if self._own and self._context is not None:
+        if self._context is not None:
             await self._context.close()
+
+
+def _filled(task: Task) -> Task:
+    """The task, checked for placeholders its checks would use: tasks are filled once, where they are loaded."""
+    checks = json.dumps(task.eval.model_dump(mode="json"))
+    left = [p for p in PLACEHOLDERS if p in checks]
+    if left:
+        raise PlanError(
+            f"task {task.task_id}: its checks still hold {', '.join(left)}; fill the task where it is loaded "
+            "(Task.with_urls(environment urls))"
+        )
+    return task
 
 
 def _origin(url: str) -> str:
@@ -178,19 +175,16 @@ class RewardActor:
         self.max_concurrency, self.html_unescape = max_concurrency, html_unescape
         self.live = live  # False: no browser; program checks are reported as needing a live page
         self.stats = {"scored": 0, "unscorable": 0, "errors": 0}
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
+        self._loop: LoopThread | None = None
         self._pw: Any = None
         self._browser_obj: Any = None
         self._browser_lock: asyncio.Lock | None = None
         self._sem: asyncio.Semaphore | None = None
 
     # -- the actor's loop and browser ---------------------------------------------------------------------------
-    def _ensure_loop(self) -> asyncio.AbstractEventLoop:
+    def _ensure_loop(self) -> LoopThread:
         if self._loop is None:
-            self._loop = asyncio.new_event_loop()
-            self._thread = threading.Thread(target=self._loop.run_forever, name="reward-loop", daemon=True)
-            self._thread.start()
+            self._loop = LoopThread("reward-actor")
         return self._loop
 
     async def _browser(self) -> Any:
@@ -202,7 +196,7 @@ class RewardActor:
 
                 self._pw = await async_playwright().start()
                 self._browser_obj = await self._pw.chromium.launch(
-                    executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
+                    executable_path=chromium_executable(), args=CHROMIUM_ARGS, headless=True
                 )
         return self._browser_obj
 
@@ -216,26 +210,23 @@ class RewardActor:
                 return str(path)
         return None
 
-    async def _score(self, task: Task, final: FinalState, page: Any = None) -> Reward:
+    async def _score(self, task: Task, final: FinalState) -> Reward:
         urls = {**self.env_urls, **final.env_urls}
         try:
-            plan = build_plan(task.with_urls(urls))
+            plan = build_plan(_filled(task))
         except PlanError as e:
             self.stats["errors"] += 1
             return Reward(score=None, error=str(e))
         session = None
-        if plan.needs_page and (self.live or page is not None):
+        if plan.needs_page and self.live:
             # The run's sites; a caller that names none gets the origin of the episode's last page only.
             allow = AllowList(list(urls.values()) or [final.url])
-            session = _Session(self, final, self._storage_state(task, final), allow, page)
+            session = _Session(self, final, self._storage_state(task, final), allow)
+        if self._sem is None:
+            self._sem = asyncio.Semaphore(self.max_concurrency)
         try:
-            if page is not None:  # the caller's loop: the actor's semaphore belongs to the actor's loop
+            async with self._sem:
                 reward = await self._run(plan, final, session, urls)
-            else:
-                if self._sem is None:
-                    self._sem = asyncio.Semaphore(self.max_concurrency)
-                async with self._sem:
-                    reward = await self._run(plan, final, session, urls)
         except SandboxGone as e:  # even a failed string check must not score this episode 0
             self.stats["errors"] += 1
             reward = Reward(score=None, error=str(e))
@@ -260,21 +251,19 @@ class RewardActor:
             final.miniwob,
         )
 
-    async def ascore(self, task: Task, final: FinalState, page: Any = None) -> Reward:
-        if page is not None:  # the caller's live page belongs to the caller's loop: check it there
-            return await self._score(task, final, page)
-        future = asyncio.run_coroutine_threadsafe(self._score(task, final), self._ensure_loop())
-        return await asyncio.wrap_future(future)
+    async def ascore(self, task: Task, final: FinalState) -> Reward:
+        """`score` from any event loop: the work runs on the actor's own loop, where its browser lives."""
+        return await asyncio.wrap_future(self._ensure_loop().submit(self._score(task, final)))
 
     def score(self, task: Task, final: FinalState) -> Reward:
-        return asyncio.run_coroutine_threadsafe(self._score(task, final), self._ensure_loop()).result()
+        return self._ensure_loop().run(self._score(task, final))
 
     async def _score_many(self, items: list[tuple[Task, FinalState]]) -> list[Reward]:
         return list(await asyncio.gather(*(self._score(t, f) for t, f in items)))
 
     def score_many(self, items: list[tuple[Task, FinalState]]) -> list[Reward]:
         """Score many episodes concurrently; results in input order."""
-        return asyncio.run_coroutine_threadsafe(self._score_many(items), self._ensure_loop()).result()
+        return self._ensure_loop().run(self._score_many(items))
 
     async def _shutdown(self) -> None:
         if self._browser_obj is not None:
@@ -285,12 +274,11 @@ class RewardActor:
 
     def close(self) -> None:
         if self._loop is not None:
-            asyncio.run_coroutine_threadsafe(self._shutdown(), self._loop).result()
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            if self._thread is not None:
-                self._thread.join(timeout=10)
-            self._loop.close()
-            self._loop = None
+            try:
+                self._loop.run(self._shutdown())
+            finally:
+                self._loop.stop()
+                self._loop = None
 
     def __enter__(self) -> RewardActor:
         return self

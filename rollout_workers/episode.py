@@ -21,9 +21,9 @@ from typing import Any
 
 from common.actions import try_parse
 from common.records import FinalState, Observation, Stop, Trajectory, Turn
+from common.remote import call
 from common.tasks import Task
 from rollout_workers.policy import PolicyGaveUp
-from rollout_workers.remote import call
 
 # Fewer free tokens than this after the prompt: the history no longer fits, the episode ends (as at max turns).
 MIN_REPLY_ROOM = 16

@@ -18,10 +18,10 @@ from typing import Any
 
 from common.config import TrainConfig
 from common.records import Reward, Trajectory, TrajectoryGroup
+from common.remote import call, is_ray_actor
 from common.tasks import Task
 from rollout_workers.episode import EpisodeResult, run_episode
 from rollout_workers.policy import ModelPolicy, Sampling
-from rollout_workers.remote import call, is_ray_actor
 
 
 def _failed(task: Task, sample_idx: int, why: str) -> EpisodeResult:

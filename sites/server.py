@@ -19,7 +19,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from sites.core import PLACEHOLDERS, SANDBOX_COOKIE, DbGroup, SiteSpec, load_sites
+from common.sites import SANDBOX_COOKIE, SITE_PLACEHOLDERS
+from sites.core import DbGroup, SiteSpec, load_sites
 from sites.sandbox import KEY_FILE, SandboxStore, load_or_create_key
 
 SEED_FORMAT = "1"  # bump to invalidate every cached seed (e.g. when core's seeding contract changes)
@@ -202,4 +203,4 @@ class SiteServer:
     @property
     def placeholders(self) -> dict[str, str]:
         """WebArena placeholders (`__SHOPPING__` ...) -> base URL, for `common.tasks.fill_placeholders`."""
-        return {PLACEHOLDERS[k]: url for k, url in self.urls.items()}
+        return {SITE_PLACEHOLDERS[k]: url for k, url in self.urls.items()}

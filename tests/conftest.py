@@ -1,9 +1,8 @@
-"""Shared fixtures: small real pieces, started once per test session (STYLE 12)."""
+"""Shared fixtures: small real pieces (a tiny model, a Ray cluster, the bundled sites), started once per session."""
 
 from __future__ import annotations
 
 import os
-import socket
 
 import pytest
 
@@ -12,12 +11,6 @@ os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="session")

@@ -1,67 +1,27 @@
-"""The forum's Flask app (Postmill-like): app factory, shared view helpers, login and registration.
+"""The forum's Flask app (Postmill-like): the app factory, login and registration.
 
-Routes live in `views_posts.py` (listings, posts, comments, votes) and `views_users.py` (users, forums,
-subscriptions, search). Markup follows Postmill's class names (`.submission__inner`, `div.submission__vote form.vote`,
+Routes live in `views_posts.py` (listings, posts, votes), `views_comments.py` (comments) and `views_users.py`
+(users, forums, subscriptions, search); the factory registers each of them. Their shared helpers are in
+`view_helpers.py`. Markup follows Postmill's class names (`.submission__inner`, `div.submission__vote form.vote`,
 `.comment__body`, `.user-bio__biography`, `#sidebar > section`) so WebArena-style JS locators work here.
 """
 
 from __future__ import annotations
 
-import sqlite3
+import re
 from pathlib import Path
 from typing import Any
 
-from flask import Flask, abort, flash, g, redirect, render_template, request, url_for
+from flask import Flask, flash, redirect, render_template, request
 
 from sites.auth import check_password, hash_password
-from sites.core import current_user_id, get_db, login_user, logout_user, make_site_app, safe_next
-from sites.forum.site import DB_GROUP, SITE
-from sites.forum.util import nice_date, slugify
+from sites.core import get_db, login_user, logout_user, make_site_app, safe_next
+from sites.forum import views_comments, views_posts, views_users
+from sites.forum.constants import DB_GROUP, SITE
+from sites.forum.util import nice_date, now_ts
+from sites.forum.view_helpers import current_user, post_url, query_with
 
 TEMPLATES = Path(__file__).with_name("templates")
-
-
-def current_user() -> sqlite3.Row | None:
-    """The logged-in user's row (None when anonymous or when the session names an unknown user)."""
-    if "forum_user" not in g:
-        uid = current_user_id()
-        g.forum_user = (
-            None if uid is None else get_db().execute("SELECT * FROM users WHERE id = ?", (uid,)).fetchone()
-        )
-    return g.forum_user
-
-
-def require_user() -> sqlite3.Row:
-    user = current_user()
-    if user is None:
-        abort(redirect(url_for("login", next=request.full_path.rstrip("?"))))
-    return user
-
-
-def forum_or_404(name: str) -> sqlite3.Row:
-    row = get_db().execute("SELECT * FROM forums WHERE name = ?", (name,)).fetchone()
-    if row is None:
-        abort(404)
-    return row
-
-
-def back(default: str) -> Any:
-    """Redirects to the page the form was posted from (same site only), else to `default`."""
-    ref = request.referrer or ""
-    return redirect(ref if ref.startswith(request.host_url) else default)
-
-
-def post_url(forum: str, sid: int, title: str) -> str:
-    return f"/f/{forum}/{sid}/{slugify(title)}"
-
-
-def query_with(**updates: Any) -> str:
-    """The current query string with some arguments replaced (for pagination links)."""
-    from urllib.parse import urlencode
-
-    args = request.args.to_dict(flat=False)
-    args.update({k: [str(v)] for k, v in updates.items()})
-    return urlencode(args, doseq=True)
 
 
 def create_app(store: Any) -> Flask:
@@ -70,10 +30,8 @@ def create_app(store: Any) -> Flask:
     app.jinja_env.filters["nice_date"] = nice_date
     app.jinja_env.filters["paragraphs"] = _paragraphs
     _add_auth_routes(app)
-    from sites.forum import views_posts, views_users
-
-    views_posts.register(app)
-    views_users.register(app)
+    for views in (views_posts, views_comments, views_users):
+        views.register(app)
 
     @app.errorhandler(404)
     def _not_found(_exc: Exception) -> Any:
@@ -121,8 +79,6 @@ def _add_auth_routes(app: Flask) -> None:
             flash(error, "error")
             return render_template("forum/registration.html", username=name), 400
         db = get_db()
-        from sites.forum.util import now_ts
-
         cur = db.execute(
             "INSERT INTO users (username, password_hash, created_at) VALUES (?,?,?)",
             (name, hash_password(password, f"forum-{name}"), now_ts()),
@@ -133,8 +89,6 @@ def _add_auth_routes(app: Flask) -> None:
 
 
 def _registration_error(name: str, password: str) -> str | None:
-    import re
-
     if not re.fullmatch(r"[A-Za-z0-9_-]{3,25}", name):
         return "Username must be 3-25 letters, digits, '_' or '-'."
     if len(password) < 8:

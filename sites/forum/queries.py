@@ -91,10 +91,6 @@ def user_comments(db: sqlite3.Connection, username: str) -> list[dict]:
     ]
 
 
-def count_comments_more_down_than_up(db: sqlite3.Connection, username: str) -> int:
-    return sum(1 for c in user_comments(db, username) if c["downvotes"] > c["upvotes"])
-
-
 def subscriptions(db: sqlite3.Connection, username: str) -> list[str]:
     return [
         r[0]

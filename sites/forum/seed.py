@@ -14,7 +14,7 @@ from pathlib import Path
 
 from sites.auth import hash_password
 from sites.forum import seed_text as T
-from sites.forum.site import DEFAULT_PASSWORD, DEFAULT_USER, SEED
+from sites.forum.constants import DEFAULT_PASSWORD, DEFAULT_USER, SEED
 from sites.forum.util import TS_FORMAT, hot_score
 
 SCHEMA = Path(__file__).with_name("schema.sql")

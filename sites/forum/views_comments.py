@@ -8,8 +8,16 @@ from typing import Any
 from flask import Flask, abort, flash, redirect, render_template, request
 
 from sites.core import get_db
-from sites.forum.app import forum_or_404, post_url, require_user
 from sites.forum.util import now_ts
+from sites.forum.view_helpers import (
+    apply_vote,
+    comment_tree,
+    forum_or_404,
+    forum_sidebar,
+    post_url,
+    require_user,
+    submission_or_404,
+)
 
 MAX_COMMENT = 10000
 
@@ -39,8 +47,6 @@ def _comment_text() -> str:
 
 
 def register(app: Flask) -> None:
-    from sites.forum.views_posts import _forum_sidebar, apply_vote, comment_tree, submission_or_404
-
     @app.post("/f/<forum>/<int:sid>/-/comment")
     def post_comment(forum: str, sid: int) -> Any:
         user = require_user()
@@ -54,9 +60,8 @@ def register(app: Flask) -> None:
             "INSERT INTO comments (submission_id, parent_id, user_id, body, created_at) VALUES (?,?,?,?,?)",
             (sid, parent, user["id"], text, now_ts()),
         )
-        apply_vote(
-            db, "comment", cur.lastrowid, user["id"], 1
-        )  # as with posts, your own comment starts upvoted
+        # as with posts, your own comment starts upvoted
+        apply_vote(db, "comment", cur.lastrowid, user["id"], 1)
         db.commit()
         return redirect(post_url(s["forum_name"], sid, s["title"]))
 
@@ -82,7 +87,7 @@ def register(app: Flask) -> None:
             forum=f,
             comments=[node] if node else [],
             single_thread=True,
-            **_forum_sidebar(f),
+            **forum_sidebar(f),
         )
 
     @app.route("/f/<forum>/<int:sid>/-/comment/<int:cid>/edit", methods=["GET", "POST"])

@@ -1,4 +1,4 @@
-"""Forum routes for listings, submissions, comments and votes (Postmill's URL scheme)."""
+"""Forum routes for listings, submissions and votes (Postmill's URL scheme)."""
 
 from __future__ import annotations
 
@@ -9,30 +9,20 @@ from typing import Any
 
 from flask import Flask, Response, abort, flash, redirect, render_template, request
 
-from sites.core import get_db, page_of
-from sites.forum.app import back, current_user, forum_or_404, post_url, require_user
-from sites.forum.site import PAGE_SIZE
+from sites.core import get_db
 from sites.forum.util import SORTS, hot_score, now_ts
-
-LISTING_SQL = """
-SELECT s.*, f.name AS forum_name, u.username AS username, s.upvotes - s.downvotes AS score,
-       (SELECT count(*) FROM comments c WHERE c.submission_id = s.id) AS n_comments, v.choice AS my_vote
-FROM submissions s JOIN forums f ON f.id = s.forum_id JOIN users u ON u.id = s.user_id
-LEFT JOIN submission_votes v ON v.submission_id = s.id AND v.user_id = ?
-"""
-
-
-def listing(where: str, args: tuple, sort: str) -> tuple[list[sqlite3.Row], Any]:
-    """One page of submissions matching `where` (a fixed SQL fragment with ? placeholders) in `sort` order."""
-    db = get_db()
-    total = db.execute(f"SELECT count(*) FROM submissions s WHERE {where}", args).fetchone()[0]  # noqa: S608
-    page = page_of(total, PAGE_SIZE)
-    user = current_user()
-    rows = db.execute(
-        f"{LISTING_SQL} WHERE {where} ORDER BY {SORTS[sort]} LIMIT ? OFFSET ?",  # noqa: S608
-        (user["id"] if user else None, *args, page.per_page, page.offset),
-    ).fetchall()
-    return rows, page
+from sites.forum.view_helpers import (
+    apply_vote,
+    back,
+    comment_tree,
+    current_user,
+    forum_or_404,
+    forum_sidebar,
+    listing,
+    post_url,
+    require_user,
+    submission_or_404,
+)
 
 
 def _sort_arg(sort: str | None) -> str:
@@ -40,76 +30,6 @@ def _sort_arg(sort: str | None) -> str:
     if sort not in SORTS:
         abort(404)
     return sort
-
-
-def apply_vote(db: sqlite3.Connection, kind: str, target_id: int, user_id: int, choice: int) -> None:
-    """Sets the user's vote on a submission or comment (choice 1, -1, or 0 to retract) and the cached counts."""
-    table, votes, col = (
-        ("submissions", "submission_votes", "submission_id")
-        if kind == "submission"
-        else ("comments", "comment_votes", "comment_id")
-    )
-    old_row = db.execute(
-        f"SELECT choice FROM {votes} WHERE user_id = ? AND {col} = ?",  # noqa: S608
-        (user_id, target_id),
-    ).fetchone()
-    old = old_row[0] if old_row else 0
-    if old == choice:
-        return
-    up = (choice == 1) - (old == 1)
-    down = (choice == -1) - (old == -1)
-    db.execute(
-        f"UPDATE {table} SET upvotes = upvotes + ?, downvotes = downvotes + ? WHERE id = ?",  # noqa: S608
-        (up, down, target_id),
-    )
-    db.execute(f"DELETE FROM {votes} WHERE user_id = ? AND {col} = ?", (user_id, target_id))  # noqa: S608
-    if choice:
-        db.execute(
-            f"INSERT INTO {votes} (user_id, {col}, choice) VALUES (?,?,?)",  # noqa: S608
-            (user_id, target_id, choice),
-        )
-    if kind == "submission":
-        r = db.execute(
-            "SELECT upvotes, downvotes, created_at FROM submissions WHERE id = ?", (target_id,)
-        ).fetchone()
-        db.execute("UPDATE submissions SET hot = ? WHERE id = ?", (hot_score(r[0], r[1], r[2]), target_id))
-
-
-def submission_or_404(forum: str, sid: int) -> sqlite3.Row:
-    user = current_user()
-    row = (
-        get_db()
-        .execute(
-            f"{LISTING_SQL} WHERE s.id = ? AND f.name = ?",  # noqa: S608
-            (user["id"] if user else None, sid, forum),
-        )
-        .fetchone()
-    )
-    if row is None:
-        abort(404)
-    return row
-
-
-def comment_tree(sid: int) -> list[dict]:
-    """Comments of a submission as a tree. Top-level comments newest first (a new comment shows at the top),
-    replies under their parent in the order they were written."""
-    user = current_user()
-    rows = (
-        get_db()
-        .execute(
-            "SELECT c.*, u.username, c.upvotes - c.downvotes AS score, v.choice AS my_vote FROM comments c "
-            "JOIN users u ON u.id = c.user_id LEFT JOIN comment_votes v ON v.comment_id = c.id AND v.user_id = ? "
-            "WHERE c.submission_id = ? ORDER BY c.created_at, c.id",
-            (user["id"] if user else None, sid),
-        )
-        .fetchall()
-    )
-    nodes = {r["id"]: {"c": r, "replies": []} for r in rows}
-    top = []
-    for r in rows:
-        parent = nodes.get(r["parent_id"]) if r["parent_id"] else None
-        (parent["replies"] if parent else top).append(nodes[r["id"]])
-    return top[::-1]
 
 
 def _read_submission_form(forum_required: bool = True) -> tuple[dict[str, str], str | None]:
@@ -128,7 +48,6 @@ def _read_submission_form(forum_required: bool = True) -> tuple[dict[str, str], 
 def register(app: Flask) -> None:
     _register_listings(app)
     _register_submissions(app)
-    _register_comments(app)
 
 
 def _register_listings(app: Flask) -> None:
@@ -150,7 +69,7 @@ def _register_listings(app: Flask) -> None:
         sort = _sort_arg(sort)
         rows, page = listing("s.forum_id = ?", (f["id"],), sort)
         return render_template(
-            "forum/forum.html", forum=f, submissions=rows, page=page, sort=sort, **_forum_sidebar(f)
+            "forum/forum.html", forum=f, submissions=rows, page=page, sort=sort, **forum_sidebar(f)
         )
 
     @app.get("/submission_images/<name>")
@@ -182,35 +101,16 @@ def _sidebar_forums() -> list[sqlite3.Row]:
     ).fetchall()
 
 
-def _forum_sidebar(f: sqlite3.Row) -> dict[str, Any]:
-    db = get_db()
-    user = current_user()
-    n_subs = db.execute("SELECT count(*) FROM subscriptions WHERE forum_id = ?", (f["id"],)).fetchone()[0]
-    subscribed = (
-        user is not None
-        and db.execute(
-            "SELECT 1 FROM subscriptions WHERE forum_id = ? AND user_id = ?", (f["id"], user["id"])
-        ).fetchone()
-        is not None
-    )
-    return {
-        "n_subscribers": n_subs,
-        "subscribed": subscribed,
-        "is_moderator": user is not None and user["id"] == f["creator_id"],
-    }
-
-
 def _register_submissions(app: Flask) -> None:
     @app.get("/f/<forum>/<int:sid>")
-    @app.get(
-        "/f/<forum>/<int:sid>/"
-    )  # Postmill serves the slug-less form with a slash (reddit_get_post_url's)
+    # Postmill serves the slug-less form with a slash (reddit_get_post_url's)
+    @app.get("/f/<forum>/<int:sid>/")
     @app.get("/f/<forum>/<int:sid>/<slug>")
     def submission(forum: str, sid: int, slug: str = "") -> Any:
         s = submission_or_404(forum, sid)
         f = forum_or_404(forum)
         return render_template(
-            "forum/submission.html", s=s, forum=f, comments=comment_tree(sid), **_forum_sidebar(f)
+            "forum/submission.html", s=s, forum=f, comments=comment_tree(sid), **forum_sidebar(f)
         )
 
     @app.route("/submit", methods=["GET", "POST"])
@@ -294,9 +194,3 @@ def _vote(kind: str, target_id: int) -> Any:
     apply_vote(db, kind, target_id, user["id"], choice)
     db.commit()
     return back("/")
-
-
-def _register_comments(app: Flask) -> None:
-    from sites.forum.views_comments import register as register_comments
-
-    register_comments(app)

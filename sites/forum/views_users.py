@@ -9,9 +9,9 @@ from typing import Any
 from flask import Flask, abort, flash, redirect, render_template, request
 
 from sites.core import get_db, page_of
-from sites.forum.app import back, forum_or_404, require_user
-from sites.forum.site import PAGE_SIZE
+from sites.forum.constants import PAGE_SIZE
 from sites.forum.util import now_ts
+from sites.forum.view_helpers import back, forum_or_404, listing, require_user
 
 FORUM_SORTS = {
     "name": "f.name COLLATE NOCASE",
@@ -57,8 +57,6 @@ def register(app: Flask) -> None:
 
 
 def _register_users(app: Flask) -> None:
-    from sites.forum.views_posts import listing
-
     @app.get("/user/<name>")
     def user_profile(name: str) -> Any:
         u = _user_or_404(name)
@@ -150,10 +148,10 @@ def _register_forums(app: Flask) -> None:
             .execute(
                 "SELECT f.*, (SELECT count(*) FROM subscriptions s WHERE s.forum_id = f.id) AS n_subscribers, "
                 "(SELECT count(*) FROM submissions s WHERE s.forum_id = f.id) AS n_submissions "
-                f"FROM forums f ORDER BY {FORUM_SORTS[sort]}"
+                f"FROM forums f ORDER BY {FORUM_SORTS[sort]}"  # noqa: S608 - sort is whitelisted
             )
             .fetchall()
-        )  # noqa: S608 - sort is whitelisted
+        )
         return render_template("forum/forums.html", forums=rows, sort=sort)
 
     @app.route("/create_forum", methods=["GET", "POST"])

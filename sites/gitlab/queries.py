@@ -227,11 +227,3 @@ def access_tokens(db: sqlite3.Connection, username: str) -> list[dict]:
             (username,),
         )
     ]
-
-
-def pending_todos(db: sqlite3.Connection, username: str) -> int:
-    return db.execute(
-        "SELECT count(*) FROM todos t JOIN users u ON u.id = t.user_id WHERE u.username = ? "
-        "AND t.state = 'pending'",
-        (username,),
-    ).fetchone()[0]

@@ -8,29 +8,17 @@ from __future__ import annotations
 
 import random
 import sqlite3
-import string
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 from sites.auth import hash_password
 from sites.gitlab import seed_text as T
-from sites.gitlab.site import DEFAULT_PASSWORD, DEFAULT_USER, SEED
-from sites.gitlab.util import TS_FORMAT
+from sites.gitlab.constants import DEFAULT_PASSWORD, DEFAULT_USER, SEED
+from sites.gitlab.seed_repo import seed_repositories
+from sites.gitlab.util import END, START, token, ts
 
 SCHEMA = Path(__file__).with_name("schema.sql")
 N_USERS = 40
-START = datetime(2021, 1, 1)
-END = datetime(2023, 5, 31)
-TOKEN_CHARS = string.ascii_letters + string.digits + "_-"
-
-
-def ts(rng: random.Random, lo: datetime = START, hi: datetime = END) -> str:
-    span = max(int((hi - lo).total_seconds()), 1)
-    return (lo + timedelta(seconds=rng.randrange(span))).strftime(TS_FORMAT)
-
-
-def token(rng: random.Random, n: int = 20) -> str:
-    return "".join(rng.choice(TOKEN_CHARS) for _ in range(n))
 
 
 def _users(conn: sqlite3.Connection, rng: random.Random) -> list[tuple[int, str, str]]:
@@ -170,8 +158,6 @@ def _social(
 
 def seed(db_path: str | Path) -> Path:
     """Writes a fresh seeded database at db_path (replacing any file there) and returns the path."""
-    from sites.gitlab.seed_repo import seed_repositories
-
     path = Path(db_path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".building")

@@ -8,8 +8,7 @@ import sqlite3
 from datetime import datetime, timedelta
 
 from sites.gitlab import seed_text as T
-from sites.gitlab.seed import END, token, ts
-from sites.gitlab.util import TS_FORMAT
+from sites.gitlab.util import END, TS_FORMAT, token, ts
 
 
 def _title(rng: random.Random, templates: list[str]) -> str:

@@ -1,14 +1,29 @@
-"""Helpers shared by the code host's seed, routes and queries: roles, dates, project paths."""
+"""Helpers shared by the code host's seed, routes and queries: roles, times and tokens, dates, project paths."""
 
 from __future__ import annotations
 
+import random
 import re
-from datetime import date, datetime, timezone
+import string
+from datetime import date, datetime, timedelta, timezone
 
 TS_FORMAT = "%Y-%m-%d %H:%M:%S"
 ROLES = {10: "Guest", 20: "Reporter", 30: "Developer", 40: "Maintainer", 50: "Owner"}
 ROLE_LEVELS = {v: k for k, v in ROLES.items()}
 SSH_HOST = "ssh://git@localhost:2222"
+# The seeded history spans these dates.
+START = datetime(2021, 1, 1)
+END = datetime(2023, 5, 31)
+TOKEN_CHARS = string.ascii_letters + string.digits + "_-"
+
+
+def ts(rng: random.Random, lo: datetime = START, hi: datetime = END) -> str:
+    span = max(int((hi - lo).total_seconds()), 1)
+    return (lo + timedelta(seconds=rng.randrange(span))).strftime(TS_FORMAT)
+
+
+def token(rng: random.Random, n: int = 20) -> str:
+    return "".join(rng.choice(TOKEN_CHARS) for _ in range(n))
 
 
 def now_ts() -> str:

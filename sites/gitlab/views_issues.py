@@ -10,9 +10,9 @@ from flask import Flask, abort, flash, redirect, render_template, request
 
 from sites.core import get_db, page_of
 from sites.gitlab import issuables as I
-from sites.gitlab.app import access_level, current_user, project_or_404, require_user
-from sites.gitlab.site import PAGE_SIZE
+from sites.gitlab.constants import PAGE_SIZE
 from sites.gitlab.util import now_ts
+from sites.gitlab.view_helpers import access_level, current_user, project_or_404, require_user
 
 LIST_SQL = (
     "SELECT x.*, u.username AS author_username, u.name AS author_name, n.path || '/' || p.path AS full_path, "
@@ -41,9 +41,8 @@ def issue_list(base: list[str], params: list[Any]) -> dict[str, Any]:
     state_free_params = list(fparams[1:]) if values["state"] != "all" else list(fparams)
     counts = I.state_counts("issue", base + state_free, params + state_free_params)
     all_where = " AND ".join(base + where) or "1"
-    total = (
-        get_db().execute(f"SELECT count(*) FROM issues x WHERE {all_where}", params + fparams).fetchone()[0]
-    )  # noqa: S608
+    count_sql = f"SELECT count(*) FROM issues x WHERE {all_where}"  # noqa: S608
+    total = get_db().execute(count_sql, params + fparams).fetchone()[0]
     page = page_of(total, PAGE_SIZE, "page")
     rows = (
         get_db()

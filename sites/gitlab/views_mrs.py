@@ -9,9 +9,9 @@ from flask import Flask, abort, flash, redirect, render_template, request
 
 from sites.core import get_db, page_of
 from sites.gitlab import issuables as I
-from sites.gitlab.app import access_level, project_or_404, require_level, require_user
-from sites.gitlab.site import PAGE_SIZE
+from sites.gitlab.constants import PAGE_SIZE
 from sites.gitlab.util import now_ts
+from sites.gitlab.view_helpers import access_level, project_or_404, require_level, require_user
 
 LIST_SQL = (
     "SELECT x.*, u.username AS author_username, u.name AS author_name, n.path || '/' || p.path AS full_path, "

@@ -10,8 +10,8 @@ from typing import Any
 from flask import Flask, abort, flash, redirect, render_template, request
 
 from sites.core import get_db
-from sites.gitlab.app import access_level, current_user, project_or_404, require_level, require_user
 from sites.gitlab.util import ROLES, now_ts, project_path_from_name
+from sites.gitlab.view_helpers import access_level, current_user, project_or_404, require_level, require_user
 
 TEMPLATES = {
     "": None,
@@ -37,9 +37,6 @@ def _members(project_id: int) -> list[Any]:
 
 
 def register(app: Flask) -> None:
-    from sites.gitlab import views_repo
-
-    views_repo.register(app)
     _register_project(app)
     _register_members(app)
     _register_new_project(app)

@@ -8,8 +8,8 @@ from typing import Any
 from flask import Flask, Response, abort, render_template, request
 
 from sites.core import get_db, page_of
-from sites.gitlab.app import project_or_404
 from sites.gitlab.util import short_date
+from sites.gitlab.view_helpers import project_or_404
 
 COMMITS_PER_PAGE = 40
 

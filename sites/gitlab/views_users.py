@@ -10,8 +10,8 @@ from typing import Any
 from flask import Flask, abort, flash, redirect, render_template, request, session
 
 from sites.core import get_db
-from sites.gitlab.app import current_user, require_user, visible_projects
 from sites.gitlab.util import now_ts
+from sites.gitlab.view_helpers import current_user, require_user, visible_projects
 
 SCOPES = ("api", "read_api", "read_user", "create_runner", "read_repository", "write_repository")
 STATUS_EMOJI = {
@@ -23,7 +23,6 @@ STATUS_EMOJI = {
     "house": "\U0001f3e0",
     "thinking": "\U0001f914",
 }
-TABS = ("overview", "projects", "contributed", "starred", "followers", "following")
 
 
 def _user_or_404(name: str) -> Any:

@@ -12,13 +12,24 @@ from typing import Any
 from flask import Flask, abort, flash, redirect, render_template, request, session, url_for
 
 from sites.auth import check_password
-from sites.core import current_user_id, get_db, login_required, login_user, logout_user, page_of, safe_next
+from sites.core import (
+    current_user_id,
+    get_db,
+    login_required,
+    login_user,
+    logout_user,
+    make_site_app,
+    page_of,
+    safe_next,
+)
 from sites.sandbox import SandboxStore
 from sites.shop import queries as Q
+from sites.shop.admin_catalog import register_catalog
+from sites.shop.admin_reports import register_reports
+from sites.shop.constants import ADMIN_LOGIN
 from sites.shop.orders import TRANSITIONS, change_status
 
 TEMPLATES = Path(__file__).with_name("templates")
-LOGIN = "admin_home"
 ORDER_STATUSES = ("pending", "processing", "complete", "canceled", "holded")
 ORDER_SORTS = {
     "created_at": "o.created_at",
@@ -29,10 +40,6 @@ ORDER_SORTS = {
 
 
 def create_app(store: SandboxStore) -> Flask:
-    from sites.core import make_site_app
-    from sites.shop.admin_catalog import register_catalog
-    from sites.shop.admin_reports import register_reports
-
     app = make_site_app("shopping_admin", "shop", store, TEMPLATES, __name__)
 
     @app.context_processor
@@ -120,7 +127,7 @@ def _orders_query() -> tuple[str, list[Any]]:
 
 def _register_orders(app: Flask) -> None:
     @app.get("/admin/sales/order/")
-    @login_required(LOGIN)
+    @login_required(ADMIN_LOGIN)
     def admin_orders() -> str:
         conn = get_db()
         clause, args = _orders_query()
@@ -140,7 +147,7 @@ def _register_orders(app: Flask) -> None:
         )
 
     @app.get("/admin/sales/order/view/order_id/<int:oid>/")
-    @login_required(LOGIN)
+    @login_required(ADMIN_LOGIN)
     def admin_order_view(oid: int) -> str:
         conn = get_db()
         o = Q.order(conn, oid) or abort(404)
@@ -155,7 +162,7 @@ def _register_orders(app: Flask) -> None:
         )
 
     @app.post("/admin/sales/order/<action>/order_id/<int:oid>/")
-    @login_required(LOGIN)
+    @login_required(ADMIN_LOGIN)
     def admin_order_action(action: str, oid: int) -> Any:
         try:
             change_status(get_db(), oid, action, now(), request.form.get("comment", "").strip())
@@ -175,7 +182,7 @@ def _register_orders(app: Flask) -> None:
         return redirect(url_for("admin_order_view", oid=oid))
 
     @app.post("/admin/sales/order/addComment/order_id/<int:oid>/")
-    @login_required(LOGIN)
+    @login_required(ADMIN_LOGIN)
     def admin_order_comment(oid: int) -> Any:
         conn = get_db()
         o = Q.order(conn, oid) or abort(404)

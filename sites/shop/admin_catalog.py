@@ -8,7 +8,7 @@ from flask import Flask, abort, flash, redirect, render_template, request, url_f
 
 from sites.core import get_db, login_required, page_of
 from sites.shop import queries as Q
-from sites.shop.admin import LOGIN
+from sites.shop.constants import ADMIN_LOGIN
 
 CUSTOMER_FIELDS = ("firstname", "lastname", "email", "telephone")
 
@@ -34,7 +34,7 @@ def register_catalog(app: Flask) -> None:
 
 def _register_products(app: Flask) -> None:
     @app.get("/admin/catalog/product/")
-    @login_required(LOGIN)
+    @login_required(ADMIN_LOGIN)
     def admin_products() -> str:
         a, where, args = request.args, [], []
         for word in a.get("search", "").split():
@@ -53,13 +53,13 @@ def _register_products(app: Flask) -> None:
         return render_template("admin/products.html", title="Products", products=rows, page=page)
 
     @app.get("/admin/catalog/product/edit/id/<int:pid>/")
-    @login_required(LOGIN)
+    @login_required(ADMIN_LOGIN)
     def admin_product_edit(pid: int) -> str:
         p = Q.product(get_db(), pid) or abort(404)
         return render_template("admin/product_edit.html", title=p["name"], p=p)
 
     @app.post("/admin/catalog/product/save/id/<int:pid>/")
-    @login_required(LOGIN)
+    @login_required(ADMIN_LOGIN)
     def admin_product_save(pid: int) -> Any:
         conn = get_db()
         Q.product(conn, pid) or abort(404)
@@ -91,7 +91,7 @@ def _register_products(app: Flask) -> None:
 
 def _register_customers(app: Flask) -> None:
     @app.get("/admin/customer/index/")
-    @login_required(LOGIN)
+    @login_required(ADMIN_LOGIN)
     def admin_customers() -> str:
         where, args = [], []
         for word in request.args.get("search", "").split():
@@ -108,7 +108,7 @@ def _register_customers(app: Flask) -> None:
         return render_template("admin/customers.html", title="Customers", customers=rows, page=page)
 
     @app.get("/admin/customer/index/edit/id/<int:cid>/")
-    @login_required(LOGIN)
+    @login_required(ADMIN_LOGIN)
     def admin_customer_edit(cid: int) -> str:
         conn = get_db()
         c = Q.customer(conn, cid) or abort(404)
@@ -123,7 +123,7 @@ def _register_customers(app: Flask) -> None:
         )
 
     @app.post("/admin/customer/index/save/id/<int:cid>/")
-    @login_required(LOGIN)
+    @login_required(ADMIN_LOGIN)
     def admin_customer_save(cid: int) -> Any:
         conn = get_db()
         Q.customer(conn, cid) or abort(404)
@@ -147,7 +147,7 @@ def _register_customers(app: Flask) -> None:
 
 def _register_reviews(app: Flask) -> None:
     @app.get("/admin/review/product/")
-    @login_required(LOGIN)
+    @login_required(ADMIN_LOGIN)
     def admin_reviews() -> str:
         a, where, args = request.args, [], []
         if a.get("sku"):
@@ -172,7 +172,7 @@ def _register_reviews(app: Flask) -> None:
         return render_template("admin/reviews.html", title="Reviews", reviews=rows, page=page)
 
     @app.post("/admin/review/product/<action>/id/<int:rid>/")
-    @login_required(LOGIN)
+    @login_required(ADMIN_LOGIN)
     def admin_review_action(action: str, rid: int) -> Any:
         conn = get_db()
         if action == "delete":

@@ -9,7 +9,7 @@ from flask import Flask, jsonify, render_template, request
 
 from sites.core import get_db, login_required
 from sites.shop import queries as Q
-from sites.shop.admin import LOGIN
+from sites.shop.constants import ADMIN_LOGIN
 
 DATE_FORMATS = ("%Y-%m-%d", "%m/%d/%Y", "%m/%d/%y")
 
@@ -39,7 +39,7 @@ def _filter() -> dict[str, Any]:
 
 def register_reports(app: Flask) -> None:
     @app.get("/admin/reports/report_sales/bestsellers/")
-    @login_required(LOGIN)
+    @login_required(ADMIN_LOGIN)
     def admin_bestsellers() -> str:
         f = _filter()
         shown = "filter" in request.args and not f["invalid"]
@@ -49,7 +49,7 @@ def register_reports(app: Flask) -> None:
         )
 
     @app.get("/admin/reports/report_sales/sales/")
-    @login_required(LOGIN)
+    @login_required(ADMIN_LOGIN)
     def admin_sales_report() -> str:
         f = _filter()
         shown = "filter" in request.args and not f["invalid"]

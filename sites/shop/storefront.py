@@ -14,15 +14,15 @@ from flask import Flask, abort, flash, redirect, render_template, request, url_f
 from sites.core import current_user_id, get_db, login_required, make_site_app, page_of
 from sites.sandbox import SandboxStore
 from sites.shop import queries as Q
+from sites.shop.orders import place_order as place
 from sites.shop.seed import SHIPPING_PER_ITEM
+from sites.shop.storefront_account import register_account
 
 TEMPLATES = Path(__file__).with_name("templates")
 PAGE_SIZES = (12, 24, 36)
 
 
 def create_app(store: SandboxStore) -> Flask:
-    from sites.shop.storefront_account import register_account
-
     app = make_site_app("shopping", "shop", store, TEMPLATES, __name__)
 
     @app.context_processor
@@ -226,8 +226,6 @@ def _register_cart(app: Flask) -> None:
     @app.post("/checkout/placeOrder/")
     @login_required(login)
     def place_order() -> Any:
-        from sites.shop.orders import place_order as place
-
         conn, cid = get_db(), current_user_id()
         oid = place(conn, cid, request.form.get("address_id", ""), _now())
         if oid is None:

@@ -71,9 +71,8 @@ def templates(sites: list[str] | None = None) -> list[Template]:
         try:
             mod = importlib.import_module(name)
         except ModuleNotFoundError as e:
-            if (
-                e.name == name
-            ):  # the module itself is missing (a site not written yet), not one of its imports
+            # the module itself is missing (a site not written yet), not one of its imports
+            if e.name == name:
                 continue
             raise
         for t in getattr(mod, "TEMPLATES", []):

@@ -15,10 +15,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
-from sites.core import PLACEHOLDERS
+from common.sites import SITE_PLACEHOLDERS
 
 Kind = Literal["info", "state", "nav"]
-EVAL_TYPES = ("string_match", "url_match", "program_html")
 TASK_ID_STRIDE = 1000  # task_id = template id * stride + instance index: stable whatever the split
 
 
@@ -128,7 +127,7 @@ class Template:
 
 def site_url(site: str, path: str) -> str:
     """`__SHOPPING__` + path (path "/" gives the bare placeholder, as WebArena writes start URLs)."""
-    return PLACEHOLDERS[site] + ("" if path in ("", "/") else path)
+    return SITE_PLACEHOLDERS[site] + ("" if path in ("", "/") else path)
 
 
 # -- eval dict builders (WebArena's field order and empty values) ------------------------------------------------

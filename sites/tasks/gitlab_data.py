@@ -10,11 +10,11 @@ import sqlite3
 from typing import Any
 
 from sites.gitlab import queries as GQ
-from sites.gitlab.util import ROLE_LEVELS, short_date
-from sites.tasks.base import Instance, SeedData
+from sites.gitlab.util import ROLE_LEVELS, ROLES, short_date
+from sites.tasks.base import Instance, SeedData, pick
+from sites.tasks.steps import Go
 
 ME = "byteblaze"
-ME_NAME = "Byte Blaze"
 MAX_NOTES_VISIBLE = 4  # issue / MR pages whose sidebar and comment box fit a small observation budget
 
 ISSUE_TITLES = [
@@ -122,8 +122,6 @@ def member_rows(db: SeedData, full_path: str) -> list[tuple[str, str]]:
         )
         .fetchall()
     )
-    from sites.gitlab.util import ROLES
-
     return [(r[0], ROLES[r[1]]) for r in rows]
 
 
@@ -197,19 +195,13 @@ def dashboard_count(db: SeedData, kind: str, role: str, state: str) -> int:
 
 def sample_projects(db: SeedData, n: int, seed: int, cond: Any = None) -> list[dict]:
     """A deterministic sample of the projects the default user can open (those meeting `cond`)."""
-    from sites.tasks.base import pick
-
     return pick([p for p in visible_projects(db) if cond is None or cond(p)], n, seed)
 
 
 def issue_rows(db: SeedData, paths: list[str], state: str, cond: Any, n: int, seed: int) -> list[dict]:
     """A deterministic sample of quiet issues (with their project as `fp`) of the given projects."""
-    from sites.tasks.base import pick
-
     return pick([dict(i, fp=fp) for fp in paths for i in quiet_issues(db, fp, state) if cond(i)], n, seed)
 
 
 def go_issue(i: Instance) -> Any:
-    from sites.tasks.steps import Go
-
     return Go(f"/{i.values['project']}/-/issues/{i.values['iid']}", why=f"open issue #{i.values['iid']}")

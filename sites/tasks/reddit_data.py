@@ -1,4 +1,4 @@
-"""Seeded-data lookups and word pools behind the forum (reddit) templates, kept apart from the template table.
+"""Seeded-data lookups, word pools and shared expert steps behind the forum (reddit) templates.
 
 Every row comes from `sites.forum.queries` over the seeded database, so reference answers are what the pages show.
 The texts written by tasks (titles, comments, biographies) are this project's own.
@@ -12,7 +12,8 @@ from typing import Any
 
 from sites.forum import queries as FQ
 from sites.forum.seed_text import FORUMS
-from sites.tasks.base import Instance, SeedData
+from sites.tasks.base import Instance, SeedData, pick
+from sites.tasks.steps import Click, Fill, M
 
 ME = "MarvelsGrandpa"
 # Posts whose page (post, comments and the forum sidebar) fits in a small observation budget.
@@ -113,8 +114,6 @@ def searchable_posts(db: SeedData) -> list[dict]:
 
 
 def pick_rows(rows: list[Any], n: int, seed: int) -> list[Any]:
-    from sites.tasks.base import pick
-
     return pick(rows, n, seed)
 
 
@@ -170,3 +169,18 @@ def new_titles(n: int, seed: int) -> list[tuple[str, str]]:
         topic = rng.choice(FORUMS[forum][2])
         out.append((forum, rng.choice(TITLE_FORMS).format(t=topic)))
     return out
+
+
+def open_forum(forum: str) -> list[Any]:
+    return [
+        Click(M("a", "Forums"), why="open the list of forums"),
+        Click(M("a", forum), why=f"open /f/{forum}"),
+    ]
+
+
+def open_post(title: str, n_comments: int) -> list[Any]:
+    """Search the forum for a post's title and open it through its comments link."""
+    return [
+        Fill(M("input", name="q"), title, enter=True, why="search for the post by its title"),
+        Click(M("a", comments_label(n_comments)), why="open the post and its comments"),
+    ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from conftest import make_task
@@ -10,16 +11,24 @@ from conftest import make_task
 from browser_actors import episode as E
 from common.tasks import load_tasks
 
-LITE = "/work/shared/webarena/test_webarena_lite.raw.json"
+# WebArena-Lite's 165 test configs, kept beside the repository (../shared/webarena/)
+LITE = Path(__file__).resolve().parents[3] / "shared" / "webarena" / "test_webarena_lite.raw.json"
 
 
 def test_site_urls_accept_placeholder_and_plain_keys():
     env = {"__SHOPPING_ADMIN__": "http://h:7780", "gitlab": "http://h:8023/"}
     task = make_task("__GITLAB__/a", sites=["gitlab", "shopping_admin", "map"])
     assert E.site_urls(task, env) == {"gitlab": "http://h:8023/", "shopping_admin": "http://h:7780"}
-    filled = E.fill_task(task, env)
+    filled = task.with_urls(env)
     assert filled.start_url == "http://h:8023/a"
     assert E.allowed_urls(filled, env) == ["http://h:8023/", "http://h:7780", "http://h:8023/a"]
+
+
+def test_an_unfilled_task_is_a_clear_error():
+    """Placeholders are filled where tasks are loaded; the actor checks and names what is left."""
+    with pytest.raises(ValueError, match="still holds __GITLAB__.*where it is loaded"):
+        E.check_filled(make_task("__GITLAB__/a", sites=["gitlab"]))
+    E.check_filled(make_task("__GITLAB__/a", sites=["gitlab"]).with_urls({"gitlab": "http://h:8023"}))
 
 
 def test_storage_state_resolution(tmp_path):
@@ -52,7 +61,7 @@ def test_every_webarena_lite_start_url_is_allowed_once_filled():
     from browser_actors.safety import AllowList
 
     for task in load_tasks(LITE):
-        filled = E.fill_task(task, env)
+        filled = task.with_urls(env)
         allow = AllowList(E.allowed_urls(filled, env))
         for url in E.start_urls(filled):
             assert allow.check(url) is None, (task.task_id, url)

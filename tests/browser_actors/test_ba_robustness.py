@@ -17,9 +17,8 @@ from common import records as R
 def test_settles_on_late_dom_and_slow_requests_without_fixed_sleep(actor, server):
     obs = actor.reset(make_task(server.url("slow.html")))
     assert "arrived late" in obs.text  # a 30 ms timer after load, then a 400 ms request
-    obs = actor.step(
-        R.Click(element_id=_id_of(obs.text, "Fetch slowly"))
-    )  # an 800 ms fetch, then a DOM change
+    # an 800 ms fetch, then a DOM change
+    obs = actor.step(R.Click(element_id=_id_of(obs.text, "Fetch slowly")))
     assert "slow done" in obs.text
     obs = actor.step(R.Click(element_id=_id_of(obs.text, "Slow navigation")))  # a 1.2 s navigation
     assert obs.url.endswith("/slow?ms=1200&page=1") and "waited" in obs.text
@@ -95,10 +94,10 @@ def test_login_state_and_sandbox_cookie(server, tmp_path):
         sites=["shopping"],
         require_login=True,
         storage_state="./.auth/shopping_state.json",
-    )
+    ).with_urls(env)  # filled where tasks are loaded; the actor only checks
     a = BrowserActor(fast_cfg(), auth_dir=str(auth), env_urls=env)
     try:
-        obs = a.reset(task, sandbox="tok-123")  # placeholders are filled from env_urls
+        obs = a.reset(task, sandbox="tok-123")
         assert "shopping_session=logged-in-emma" in obs.text and "wa_sandbox=tok-123" in obs.text
         fs = a.final_state()
         assert fs.sandbox == "tok-123" and fs.env_urls == env and fs.url == server.url("echo-cookies")

@@ -36,7 +36,7 @@ def test_shop_search_and_cart_in_own_sandbox(site_server):
         fast_cfg(obs_max_tokens=6000), auth_dir=str(site_server.auth_dir), env_urls=site_server.urls
     )
     try:
-        obs = a.reset(_task("__SHOPPING__/", "shopping"), sandbox=token)
+        obs = a.reset(_task("__SHOPPING__/", "shopping").with_urls(site_server.urls), sandbox=token)
         assert "Welcome, Emma Lopez" in obs.text and obs.url.startswith(site_server.urls["shopping"])
         search = re.search(r'<input id="(\d+)" name="q"', obs.text).group(1)
         obs = a.step(R.Type(element_id=search, text="camera"))
@@ -52,7 +52,7 @@ def test_shop_search_and_cart_in_own_sandbox(site_server):
             {"name": c["name"], "value": c["value"]} for c in fs.storage_state["cookies"]
         ]
         # a second episode without a sandbox sees the read-only default: the cart write stayed in the sandbox
-        obs = a.reset(_task("__SHOPPING__/checkout/cart/", "shopping"))
+        obs = a.reset(_task("__SHOPPING__/checkout/cart/", "shopping").with_urls(site_server.urls))
         assert not re.search(r"[Cc]amera", obs.text)
         # other sites are off the allow-list of a shopping task
         obs = a.step(R.Goto(url=site_server.urls["reddit"] + "/forums"))
@@ -70,7 +70,10 @@ def test_admin_axtree_ids_act(site_server):
         env_urls=site_server.urls,
     )
     try:
-        obs = a.reset(_task("__SHOPPING_ADMIN__/admin/", "shopping_admin"), sandbox=site_server.new_sandbox())
+        obs = a.reset(
+            _task("__SHOPPING_ADMIN__/admin/", "shopping_admin").with_urls(site_server.urls),
+            sandbox=site_server.new_sandbox(),
+        )
         assert obs.mode == "axtree" and "RootWebArea" in obs.text
         link = re.search(r"\[(\d+)\] link 'Sales' url: \S+/admin/sales/order/", obs.text)
         assert link, obs.text[:3000]

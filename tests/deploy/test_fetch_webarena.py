@@ -14,7 +14,8 @@ import pytest
 from common.tasks import Task, load_tasks
 
 ROOT = Path(__file__).resolve().parents[2]
-SHARED_LITE = Path("/work/shared/webarena/test_webarena_lite.raw.json")
+# WebArena-Lite's 165 test configs, kept beside the repository (../shared/webarena/)
+SHARED_LITE = ROOT.parent / "shared" / "webarena" / "test_webarena_lite.raw.json"
 
 
 def _load_script():

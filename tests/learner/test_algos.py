@@ -232,9 +232,8 @@ def test_rl_samples_weights_advantages_and_dropping():
     assert stats.zero_variance_groups == 1 and stats.unscorable == 1
     dropped, _, skipped = rl_samples(groups, max_len=100, eps=0.0, keep_zero_advantage=False)
     assert len(dropped) == 3 and skipped["zero_advantage"] == 2
-    assert [s.weight for s in dropped] == pytest.approx(
-        [1 / 8, 1 / 8, 1 / 4]
-    )  # weights unchanged by dropping
+    # weights unchanged by dropping
+    assert [s.weight for s in dropped] == pytest.approx([1 / 8, 1 / 8, 1 / 4])
 
 
 def test_rows_are_token_exact_and_failures_are_errors():

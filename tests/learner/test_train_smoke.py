@@ -1,4 +1,4 @@
-"""The whole loop on a tiny model under a real Ray (issue 7's smoke test, STYLE 13):
+"""The whole loop on a tiny model under a real Ray (issue 7's smoke test: every entry point has a tiny-budget run):
 bundled sites -> browser actors -> vLLM engine -> reward actor -> BC and M-GRPO steps on DeepSpeed -> weight push ->
 next rollouts -> evaluation -> report."""
 

@@ -13,9 +13,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from learner.weight_sync import (
-    PushStats,
-    WeightPusher,
+from learner.weight_sync import PushStats, WeightPusher
+from rollout_workers.weight_format import (
     iter_cpu_tensors,
     pack_for_object_store,
     unpack_payload,
@@ -45,16 +44,56 @@ def test_object_store_payload_round_trips_every_dtype():
         list(unpack_payload({"tensors": []}))
 
 
-def test_folder_shards_and_tied_weights(tmp_path):
+def test_folder_shards_and_tied_weights_go_once(tmp_path):
     from safetensors.torch import load_file
 
     emb = torch.randn(10, 8)
-    named = [("model.embed_tokens.weight", emb), ("lm_head.weight", emb), ("x", torch.randn(100))]
-    total = write_folder(iter_cpu_tensors(named), tmp_path, shard_bytes=400)
+    base = torch.randn(200)
+    named = [
+        ("model.embed_tokens.weight", emb),
+        ("lm_head.weight", emb),  # tied: the same tensor under a second name
+        ("x", torch.randn(100)),
+        ("first_half", base[:100]),  # two views of one buffer that are not a tie: both go
+        ("second_half", base[100:]),
+    ]
+    total = write_folder(named, tmp_path, shard_bytes=400)
     files = sorted(tmp_path.glob("*.safetensors"))
-    assert len(files) == 3 and total == (80 + 80 + 100) * 4
+    assert len(files) == 4 and total == (80 + 100 + 100 + 100) * 4
     loaded = {k: v for f in files for k, v in load_file(str(f)).items()}
-    assert torch.equal(loaded["lm_head.weight"], emb) and torch.equal(loaded["x"], named[2][1])
+    assert sorted(loaded) == ["first_half", "model.embed_tokens.weight", "second_half", "x"]
+    assert torch.equal(loaded["model.embed_tokens.weight"], emb) and torch.equal(
+        loaded["second_half"], base[100:]
+    )
+    payload = pack_for_object_store(dict(named))
+    assert [name for name, *_ in payload["tensors"]] == sorted(loaded, key=[n for n, _ in named].index)
+
+
+def test_a_pusher_removes_folders_that_crashed_pushes_left(tmp_path, monkeypatch):
+    import subprocess
+    import sys
+    import time
+
+    from rollout_workers import weight_format
+
+    monkeypatch.setattr(weight_format, "shm_dir", lambda: tmp_path)
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    dead_pid = int(gone.stdout)
+    folders = {
+        "dead": tmp_path / f"webagent-weights-push-p{dead_pid}-0123456789ab",
+        "live": weight_format.new_scratch_folder("push-"),  # this process: a push in flight
+        "old_unnamed": tmp_path / "webagent-weights-push-0123456789ab",
+        "new_unnamed": tmp_path / "webagent-weights-engine-0-ba9876543210",
+        "other": tmp_path / "unrelated",
+    }
+    for f in folders.values():
+        f.mkdir()
+        (f / "model-00000.safetensors").write_bytes(b"x")
+    hours_ago = time.time() - 2 * 3600
+    os.utime(folders["old_unnamed"], (hours_ago, hours_ago))
+    WeightPusher("file")
+    assert {k for k, f in folders.items() if f.exists()} == {"live", "new_unnamed", "other"}
 
 
 def test_bad_input_is_a_clear_error(tmp_path):
@@ -148,7 +187,9 @@ def check_push(method: str, seed: int, rig) -> PushStats:
     stats = WeightPusher(method, version=v0).push(sent, [engine])
 
     assert stats.method == method and stats.version == v0 + 1 and stats.engines == 1
-    assert stats.bytes == sum(t.numel() * t.element_size() for t in sent.values())
+    tied_once = {t.data_ptr(): t for t in sent.values()}.values()  # lm_head.weight is embed_tokens.weight
+    assert len(tied_once) == len(sent) - 1
+    assert stats.bytes == sum(t.numel() * t.element_size() for t in tied_once)
     assert stats.seconds >= stats.serialize_seconds > 0 and len(stats.engine_seconds) == 1
     after = engine_greedy(engine)
     for prompt, old, new in zip(PROMPTS, before, after, strict=True):

@@ -23,7 +23,8 @@ def sites():
     srv.stop()
 
 
-def _task(targets):
+def _task(targets, urls):
+    """A task as the driver hands it over: placeholders filled where it is loaded."""
     return Task.model_validate(
         {
             "sites": ["shopping"],
@@ -32,7 +33,7 @@ def _task(targets):
             "intent": "x",
             "eval": {"eval_types": ["program_html"], "program_html": targets},
         }
-    )
+    ).with_urls(urls)
 
 
 def _cookie_header(state: dict, token: str) -> dict[str, str]:
@@ -63,12 +64,17 @@ def test_latest_order_and_review_helpers_on_bundled_sites(sites):
     }
     with RewardActor(env_urls=sites.urls, helpers="bundled") as actor:
         final = FinalState(storage_state=state, sandbox=token)
-        good = actor.score(_task([{**order, "required_contents": {"must_include": [skus[0]]}}]), final)
+        good = actor.score(
+            _task([{**order, "required_contents": {"must_include": [skus[0]]}}], sites.urls), final
+        )
         assert good.score == 1.0, good.checks
-        bad = actor.score(_task([{**order, "required_contents": {"must_include": ["NOT-A-SKU-123"]}}]), final)
+        bad = actor.score(
+            _task([{**order, "required_contents": {"must_include": ["NOT-A-SKU-123"]}}], sites.urls), final
+        )
         assert bad.score == 0.0
         logged_out = actor.score(
-            _task([{**order, "required_contents": {"must_include": [skus[0]]}}]), FinalState(sandbox=token)
+            _task([{**order, "required_contents": {"must_include": [skus[0]]}}], sites.urls),
+            FinalState(sandbox=token),
         )
         assert logged_out.score == 0.0  # no login: the helper finds no order
         rev = {
@@ -76,4 +82,4 @@ def test_latest_order_and_review_helpers_on_bundled_sites(sites):
             "locator": f"func:shopping_get_sku_latest_review_author('{skus[0]}')",
             "required_contents": {"exact_match": author},
         }
-        assert actor.score(_task([rev]), final).score == 1.0
+        assert actor.score(_task([rev], sites.urls), final).score == 1.0

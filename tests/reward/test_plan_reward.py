@@ -176,3 +176,20 @@ def test_no_eval_or_exec_in_reward_package():
         ".evaluate(", ""
     )
     assert "exec(" not in src
+
+
+def test_a_task_whose_checks_hold_placeholders_is_a_recorded_error():
+    """Tasks are filled where they are loaded; the reward actor does not fill them again, and says so."""
+    from common.records import FinalState
+    from common.tasks import Task
+    from reward.actor import RewardActor
+
+    unfilled = Task.model_validate(_cfg({"eval_types": ["url_match"], "reference_url": "__SHOPPING__/cart"}))
+    with RewardActor(env_urls=URLS, live=False) as actor:
+        reward = actor.score(unfilled, FinalState(url="http://127.0.0.1:7770/cart"))
+        assert (
+            reward.score is None and "__SHOPPING__" in reward.error and "where it is loaded" in reward.error
+        )
+        filled = actor.score(unfilled.with_urls(URLS), FinalState(url="http://127.0.0.1:7770/cart"))
+        assert filled.score == 1.0, filled.checks
+    assert actor.stats["errors"] == 1

@@ -26,7 +26,7 @@ def _t(url: str, locator: str, contents: dict, **kw) -> dict:
 
 def _score(actor, targets, final_url="", **kw):
     final = FinalState(url=final_url, **kw)
-    return actor.score(_task(targets), final)
+    return actor.score(_task(targets).with_urls(actor.env_urls), final)
 
 
 def test_whole_page_content_is_unescaped(reward_actor, fixture_site):
@@ -174,7 +174,7 @@ def test_url_match_after_program_html_sees_the_page_it_left(reward_actor, fixtur
         [_t("__SHOPPING__/plain", "", {"must_include": ["Canceled"]})],
         eval_types=("program_html", "url_match"),
         reference_url="__SHOPPING__/plain",
-    )
+    ).with_urls(reward_actor.env_urls)
     r = reward_actor.score(task, FinalState(url=f"{fixture_site}/elsewhere"))
     assert r.score == 1.0, r.checks
 
@@ -185,7 +185,9 @@ def test_many_episodes_scored_concurrently_in_order(reward_actor, fixture_site):
         sb = "sb-1" if i % 2 == 0 else "sb-x"
         items.append(
             (
-                _task([_t("func:shopping_get_latest_order_url()", "", {"must_include": ["B0738JQG6Q"]})]),
+                _task(
+                    [_t("func:shopping_get_latest_order_url()", "", {"must_include": ["B0738JQG6Q"]})]
+                ).with_urls(reward_actor.env_urls),
                 FinalState(url="", sandbox=sb),
             )
         )
@@ -194,7 +196,9 @@ def test_many_episodes_scored_concurrently_in_order(reward_actor, fixture_site):
 
 
 def test_ascore_from_a_foreign_event_loop(reward_actor):
-    task = _task([_t("__SHOPPING__/plain", "", {"must_include": ["Canceled"]})])
+    task = _task([_t("__SHOPPING__/plain", "", {"must_include": ["Canceled"]})]).with_urls(
+        reward_actor.env_urls
+    )
 
     async def main():
         return await asyncio.gather(*(reward_actor.ascore(task, FinalState()) for _ in range(3)))
@@ -215,7 +219,7 @@ def test_navigation_waits_for_network_idle_when_asked(fixture_urls):
                         {"exact_match": "arrived json"},
                     )
                 ]
-            ),
+            ).with_urls(fixture_urls),
             FinalState(),
         )
     assert r.score == 1.0, r.checks

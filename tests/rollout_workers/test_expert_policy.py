@@ -20,7 +20,7 @@ from common.records import Stop, dump_jsonl, load_jsonl
 from common.tasks import Task
 from rollout_workers.demos import collect_demos
 from rollout_workers.policy import ExpertPolicy
-from rollout_workers.remote import call
+from common.remote import call
 from sites.tasks import find_instance, load_split
 
 pytestmark = pytest.mark.slow

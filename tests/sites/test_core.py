@@ -12,6 +12,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from werkzeug.security import check_password_hash
 
+from common.sites import SITE_PLACEHOLDERS
 from sites import core
 from sites.auth import check_password, hash_password, storage_state
 from sites.core import DbGroup, get_db, make_site_app
@@ -148,7 +149,7 @@ def test_seed_is_cached_by_source_hash(tmp_path):
 
 def test_load_sites_skips_missing_packages_and_rejects_unknown_keys(monkeypatch):
     monkeypatch.setitem(core.SITE_PACKAGES, "ghost", "sites.no_such_package")
-    monkeypatch.setitem(core.PLACEHOLDERS, "ghost", "__GHOST__")
+    monkeypatch.setitem(SITE_PLACEHOLDERS, "ghost", "__GHOST__")
     assert "ghost" not in [s.key for s in core.load_sites(["shopping", "shopping_admin"])]
     with pytest.raises(ValueError, match="not available"):
         core.load_sites(["ghost"])

@@ -8,19 +8,10 @@ import re
 import httpx
 import pytest
 
+from common.chromium import CHROMIUM_ARGS, chromium_executable
 from sites.forum import queries
-from sites.forum.site import DB_GROUP, DEFAULT_USER
+from sites.forum.constants import DB_GROUP, DEFAULT_USER
 
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
 VOTE_CLASS = "document.querySelector('div.submission__vote').querySelector('form').getAttribute('class')"
 
 
@@ -29,7 +20,7 @@ def browser():
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        b = p.chromium.launch(executable_path=chromium_executable(), args=CHROMIUM_ARGS)
         yield b
         b.close()
 

@@ -10,19 +10,10 @@ import re
 import httpx
 import pytest
 
+from common.chromium import CHROMIUM_ARGS, chromium_executable
 from sites.gitlab import queries
-from sites.gitlab.site import DB_GROUP, DEFAULT_USER
+from sites.gitlab.constants import DB_GROUP, DEFAULT_USER
 
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
 # The two page.evaluate calls of WebArena's gitlab_get_project_memeber_role helper, with the same selectors.
 ACCOUNT_INDEX_JS = """(name) => {
   const els = document.querySelectorAll("td[data-label='Account'] span.gl-avatar-labeled-sublabel");
@@ -40,7 +31,7 @@ def browser():
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        b = p.chromium.launch(executable_path=chromium_executable(), args=CHROMIUM_ARGS)
         yield b
         b.close()
 
@@ -85,9 +76,8 @@ def test_issue_lifecycle(sandboxed, url):
         "document.querySelector('[data-testid=\"sidebar-due-date\"').outerText"
     )
     assignee_block = "document.querySelector('.block.assignee').outerText"
-    assert "Byte Blaze" not in page.evaluate(
-        assignee_block
-    )  # the block holds its value only, not the edit form
+    # the block holds its value only, not the edit form
+    assert "Byte Blaze" not in page.evaluate(assignee_block)
     page.click("button.assign-yourself")
     assert "Byte Blaze" in page.evaluate(assignee_block)
     page.fill("#note-body", "Good idea")

@@ -14,21 +14,11 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from sites.core import SANDBOX_COOKIE
+from common.chromium import CHROMIUM_ARGS, chromium_executable
+from common.sites import SANDBOX_COOKIE
 from sites.server import SiteServer
 from sites.shop import queries as Q
 from sites.shop.seed import N_ORDERS, seed
-
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +41,7 @@ def _run_in_chromium(fn):
 
     async def main():
         async with async_playwright() as p:
-            browser = await p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+            browser = await p.chromium.launch(executable_path=chromium_executable(), args=CHROMIUM_ARGS)
             try:
                 return await fn(browser)
             finally:

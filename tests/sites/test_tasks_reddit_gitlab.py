@@ -63,9 +63,8 @@ def test_configs_validate_and_route_to_the_checks(configs):
         assert c["require_login"] is True and c["storage_state"] == f"./.auth/{site}_state.json"
         assert "{{" not in c["intent"]
         task = Task.model_validate(c)
-        build_plan(
-            task.with_urls(urls)
-        )  # raises on a check the reward cannot run (bad func:, empty reference)
+        # raises on a check the reward cannot run (bad func:, empty reference)
+        build_plan(task.with_urls(urls))
     ids = [c["task_id"] for c in configs["train"] + configs["test"]]
     assert len(set(ids)) == len(ids)
 

@@ -1,8 +1,9 @@
 """Call a part the same way whether it is a Ray actor handle or a plain local object.
 
-Every actor is a plain class (STYLE 3), so the rollout code must drive both: a Ray handle in a training run, and a
-local object in tests and one-process tools. Local synchronous objects get a private one-thread executor, because
-Playwright's sync API must always be called from the thread that created it.
+Every actor is a plain class (Ray wraps it at launch), so callers must drive both: a Ray handle in a training run,
+and a local object in tests and one-process tools. Local synchronous objects get a private one-thread executor,
+because Playwright's sync API must always be called from the thread that created it. It lives in `common/` because
+every layer that drives actors uses it (the rollout loop, the expert in `sites/`, the learner's weight push).
 """
 
 from __future__ import annotations
