@@ -3,7 +3,7 @@
 The actor opens one `EpisodeContext` per episode (so cookies, storage and sandboxes never leak between episodes)
 and reads, after each action, the events collected here: navigations refused by the allow-list or the guard,
 pop-ups the page opened, redirects that left the allow-list, crashed pages. Every page is confined in Chromium
-(browser_actors/confine.py: redirect hops and sub-resources off the list are failed before they are sent); a
+(common/confine.py: redirect hops and sub-resources off the list are failed before they are sent); a
 pop-up's first navigation, which starts before its page can be confined, is made and its redirects walked in
 `_hold_until_confined`. The context's routes still refuse off-list first requests and report them.
 """
@@ -14,9 +14,9 @@ import asyncio
 from typing import Any
 from urllib.parse import urljoin
 
-from browser_actors.confine import confine
-from browser_actors.safety import AllowList, Guard
 from browser_actors.settle import NetworkTracker
+from common.allowlist import AllowList, Guard
+from common.confine import confine
 from common.text import cut
 
 VIEWPORT = {"width": 1280, "height": 720}

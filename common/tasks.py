@@ -4,8 +4,9 @@ The schema follows WebArena / WebArena-Lite configs field by field; unknown fiel
 config re-serialises without loss. A task knows how it starts (`start_url`, `require_login`, `storage_state`) and
 how it is judged (`eval`).
 
-    python -m common.tasks validate FILE...     # a list of configs or one config per file; also builds each
-                                                # task's reward plan, so an unscorable config fails here
+    python -m common.tasks validate FILE...     # a list of configs or one config per file: the schema, named
+                                                # by file, task id and field; `python -m reward validate` also
+                                                # builds each task's reward plan (reward sits above common)
 """
 
 from __future__ import annotations
@@ -141,24 +142,6 @@ def _describe(item: Any, index: int, err: ValidationError) -> str:
     return "\n".join(lines)
 
 
-def validate_file(path: str | Path) -> list[Task]:
-    """Load a task file and build every task's reward plan (reward/plan.py), so a config that could not be scored
-    (an unknown `func:` helper, a locator of no known kind, an empty reference) fails here, before any episode
-    runs; the ValueError names the file, every bad task id and its field."""
-    from reward.plan import PlanError, build_plan  # reward builds on common, not the other way round
-
-    tasks = load_tasks(path)
-    errors = []
-    for task in tasks:
-        try:
-            build_plan(task)
-        except PlanError as e:
-            errors.append(f"  {e}")
-    if errors:
-        raise ValueError(f"{path}: {len(errors)} task(s) cannot be scored:\n" + "\n".join(errors))
-    return tasks
-
-
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) < 2 or argv[0] != "validate":
@@ -167,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     bad = 0
     for path in argv[1:]:
         try:
-            tasks = validate_file(path)
+            tasks = load_tasks(path)
             print(f"{path}: {len(tasks)} tasks OK")
         except (ValueError, OSError) as e:
             bad += 1

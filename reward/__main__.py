@@ -1,5 +1,6 @@
 """Score WebArena episodes from the shell, one JSON line in, one JSON line out, in order.
 
+    python -m reward validate TASKS.json...      # every task's reward plan built: unscorable configs fail, named
     python -m reward score --batch CASES.jsonl [--live] [--urls shopping=http://127.0.0.1:7770 ...]
                            [--helpers bundled|webarena] [--auth-dir DIR] [--judge openai --judge-url URL
                            --judge-model NAME] [--url-mode webarena|exact] [--out FILE]
@@ -111,7 +112,20 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--judge-cache", default=None, help="JSON file caching judge verdicts")
     p.add_argument("--url-mode", choices=["webarena", "exact"], default="webarena")
     p.add_argument("--out", default="-", help="output file (default stdout)")
+    v = sub.add_parser("validate", help="load task files and build every task's reward plan")
+    v.add_argument("files", nargs="+")
     args = parser.parse_args(argv)
+    if args.cmd == "validate":
+        from reward.plan import validate_file
+
+        bad = 0
+        for path in args.files:
+            try:
+                print(f"{path}: {len(validate_file(path))} tasks OK")
+            except (ValueError, OSError) as e:
+                bad += 1
+                print(str(e), file=sys.stderr)
+        return 1 if bad else 0
     src = sys.stdin if args.batch == "-" else open(args.batch, encoding="utf-8")
     with src:
         lines = [ln for ln in src.read().splitlines() if ln.strip()]

@@ -21,10 +21,10 @@ import urllib.parse
 from pathlib import Path
 from typing import Any
 
-from browser_actors.confine import OffList, checked_get, confine
-from browser_actors.safety import AllowList
+from common.allowlist import AllowList
 from common.chromium import CHROMIUM_ARGS, chromium_executable
 from common.config import RewardConfig
+from common.confine import OffList, checked_get, confine
 from common.loop import LoopThread
 from common.records import FinalState, Reward
 from common.sites import SANDBOX_COOKIE
@@ -54,7 +54,7 @@ class _Session:
                 storage_state=self.storage_state or None, service_workers="block"
             )
             # Checks may open only the run's sites: first requests are refused by the route, redirect hops and
-            # sub-resources inside Chromium (browser_actors/confine.py), as in the rollout browser.
+            # sub-resources inside Chromium (common/confine.py), as in the rollout browser.
             await self._context.route(self.allow.block_regex(), lambda route: route.abort("blockedbyclient"))
             if self.final.sandbox:
                 origins = {_origin(u) for u in self.final.env_urls.values() or self.actor.env_urls.values()}

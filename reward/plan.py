@@ -8,9 +8,10 @@ here and every locator classified, so a bad config fails at once with the task i
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
-from common.tasks import Task
+from common.tasks import Task, load_tasks
 from common.text import cut
 from reward.funcs import FuncCall, FuncError, parse_call
 
@@ -189,3 +190,19 @@ def build_plan(task: Task) -> Plan:
     return Plan(
         task_id=task.task_id, steps=tuple(steps), needs_page=any(isinstance(s, HtmlStep) for s in steps)
     )
+
+
+def validate_file(path: str | Path) -> list[Task]:
+    """Load a task file and build every task's reward plan, so a config that could not be scored
+    (an unknown `func:` helper, a locator of no known kind, an empty reference) fails here, before any episode
+    runs; the ValueError names the file, every bad task id and its field."""
+    tasks = load_tasks(path)
+    errors = []
+    for task in tasks:
+        try:
+            build_plan(task)
+        except PlanError as e:
+            errors.append(f"  {e}")
+    if errors:
+        raise ValueError(f"{path}: {len(errors)} task(s) cannot be scored:\n" + "\n".join(errors))
+    return tasks

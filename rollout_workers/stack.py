@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from common.config import TrainConfig, expand
-from common.tasks import Task, validate_file
+from common.tasks import Task
 from rollout_workers.group import BrowserPool, RolloutWorker
 
 log = logging.getLogger(__name__)
@@ -98,6 +98,8 @@ class Stack:
         env = self.cfg.environment
         path = env.train_tasks if split == "train" else env.test_tasks
         if path:
+            from reward.plan import validate_file
+
             tasks = validate_file(expand(path))  # every reward plan built now: a bad task fails here, named
         elif env.kind == "bundled":
             from sites.tasks import load_split

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from common.config import ConfigError, load_config
-from common.tasks import main as tasks_main
-from common.tasks import validate_file
+from reward.__main__ import main as reward_main
+from reward.plan import validate_file
 
 LITE = Path(__file__).resolve().parents[3] / "shared" / "webarena" / "test_webarena_lite.raw.json"
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,6 +63,6 @@ def test_validate_builds_each_reward_plan_and_names_file_task_and_field(tmp_path
     assert msg.startswith(f"{f}: 1 task(s) cannot be scored")
     assert f"task {html['task_id']}: eval.program_html[0].url" in msg
     assert "unknown helper 'gitlab_get_project_owner'" in msg
-    assert tasks_main(["validate", str(f)]) == 1
+    assert reward_main(["validate", str(f)]) == 1
     assert f"task {html['task_id']}: eval.program_html[0].url" in capsys.readouterr().err
-    assert tasks_main(["validate", str(LITE)]) == 0
+    assert reward_main(["validate", str(LITE)]) == 0

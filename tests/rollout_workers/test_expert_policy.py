@@ -17,10 +17,10 @@ import pytest
 
 from common.actions import parse_action
 from common.records import Stop, dump_jsonl, load_jsonl
+from common.remote import call
 from common.tasks import Task
 from rollout_workers.demos import collect_demos
 from rollout_workers.policy import ExpertPolicy
-from common.remote import call
 from sites.tasks import find_instance, load_split
 
 pytestmark = pytest.mark.slow

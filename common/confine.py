@@ -14,7 +14,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from browser_actors.safety import AllowList
+from common.allowlist import AllowList
 from common.text import cut
 
 PAUSE_EVERY_REQUEST = {"patterns": [{"urlPattern": "*", "requestStage": "Request"}]}
