@@ -68,6 +68,11 @@ class RolloutConfig(_Section):
         100_000, description="safety cap on the page text the browser returns (characters)"
     )
     html_links: bool = Field(True, description="show link targets (href) in HTML observations")
+    fold_header: bool = Field(
+        False,
+        description="in each prompt, fold the lines a page shares from the top with the previous page (site "
+        "header, navigation) into one marker line",
+    )
     system_prompt: Literal["full", "compact"] = Field(
         "full", description="full action-space prompt, or ~100 tokens for small models and short contexts"
     )

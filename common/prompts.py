@@ -105,6 +105,33 @@ def _ids_of(encoded: Any) -> list[int]:
     return list(encoded)
 
 
+FOLD_MIN_LINES = 3
+FOLD_MARKER = "[{n} lines of site header as in the previous round, not repeated]"
+
+
+def fold_header(previous: str, current: str) -> str:
+    """`current` with its site header folded: from the top, lines that the previous page also had are replaced by
+    one marker line, lines it did not have (a search box now holding the query, a cart count) are kept, and folding
+    stops at the first FOLD_MIN_LINES new lines in a row (the page's own content). Nothing is folded when fewer
+    than FOLD_MIN_LINES lines would be, or when the page did not change at all."""
+    seen, lines = set(previous.split("\n")), current.split("\n")
+    kept: list[str] = []
+    folded = run = 0
+    end = len(lines)
+    for i, line in enumerate(lines):
+        if line in seen:
+            folded, run = folded + 1, 0
+            continue
+        kept.append(line)
+        run += 1
+        if run >= FOLD_MIN_LINES:
+            end = i + 1
+            break
+    if folded < FOLD_MIN_LINES or folded == len(lines):
+        return current
+    return "\n".join([FOLD_MARKER.format(n=folded), *kept, *lines[end:]])
+
+
 class PromptBuilder:
     """Builds the token ids of each turn's prompt; see the module docstring.
 
@@ -122,6 +149,7 @@ class PromptBuilder:
         cache_size: int = 2048,
         template_kwargs: dict[str, Any] | None = None,
         system: str = "full",
+        fold_header: bool = False,
     ) -> None:
         if compression not in COMPRESSIONS:
             raise ValueError(
@@ -130,6 +158,7 @@ class PromptBuilder:
         self.tokenizer = tokenizer
         self.grammar, self.thinking, self.compression = grammar, thinking, compression
         self.obs_max_tokens = obs_max_tokens
+        self.fold_header = fold_header
         self.template_kwargs = dict(template_kwargs or {})
         self._system = system_prompt(grammar, thinking, system)
         self._init_args = (
@@ -141,6 +170,7 @@ class PromptBuilder:
             cache_size,
             template_kwargs,
             system,
+            fold_header,
         )
         self._special_ids = frozenset(getattr(tokenizer, "all_special_ids", []))
         added = getattr(
@@ -175,6 +205,7 @@ class PromptBuilder:
             rollout.compression,
             rollout.obs_max_tokens,
             system=rollout.system_prompt,
+            fold_header=rollout.fold_header,
         )
 
     # ------------------------------------------------------------ public
@@ -216,13 +247,22 @@ class PromptBuilder:
         for k, turn in enumerate([*history, None]):
             obs = observation if turn is None else turn.observation
             parse_error = history[k - 1].parse_error if k > 0 else None
-            out.append(self._user_text(k, intent, obs, parse_error, current=turn is None))
+            previous = history[k - 1].observation if k > 0 else None
+            out.append(self._user_text(k, intent, obs, parse_error, turn is None, previous))
         return out
 
-    def visible(self, obs: Observation) -> Observation:
-        """The observation as the prompt shows it: its text cut to `obs_max_tokens` real tokens (the only place a
-        page is cut). The scripted expert acts on this, so it can only use what the model sees."""
-        return obs.model_copy(update={"text": self._fit(obs.text)})
+    def visible(self, obs: Observation, history: Sequence[Turn] = ()) -> Observation:
+        """The observation as the prompt shows it after `history`: the repeated header folded (when on) and the
+        text cut to `obs_max_tokens` real tokens (the only place a page is cut). The scripted expert acts on this,
+        so it can only use what the model sees."""
+        previous = history[-1].observation if history else None
+        return obs.model_copy(update={"text": self._page_text(obs, previous)})
+
+    def _page_text(self, obs: Observation, previous: Observation | None) -> str:
+        text = obs.text
+        if self.fold_header and previous is not None:
+            text = fold_header(previous.text, text)
+        return self._fit(text)
 
     def encode(self, text: str) -> list[int]:
         return self.tokenizer.encode(text, add_special_tokens=False) if text else []
@@ -240,7 +280,13 @@ class PromptBuilder:
     # ------------------------------------------------------------ messages and rendering
 
     def _user_text(
-        self, k: int, intent: str, obs: Observation, parse_error: str | None, current: bool
+        self,
+        k: int,
+        intent: str,
+        obs: Observation,
+        parse_error: str | None,
+        current: bool,
+        previous: Observation | None = None,
     ) -> str:
         lines = [f"Task Instruction: {intent}\n"] if k == 0 else []
         lines.append(f"Round {k}")
@@ -250,13 +296,13 @@ class PromptBuilder:
             lines.append(f"The previous action failed: {obs.last_action_error}")
         if obs.infra_error:
             lines.append(f"Note: the page was reloaded after a browser failure ({obs.infra_error}).")
-        lines.append(self._observation_text(obs, full=current or self.compression == "none"))
+        lines.append(self._observation_text(obs, current or self.compression == "none", previous))
         text = "\n".join(lines)
         if self._special_re is not None:
             text = self._special_re.sub(lambda m: m.group(0)[0] + _ZWSP + m.group(0)[1:], text)
         return text
 
-    def _observation_text(self, obs: Observation, full: bool) -> str:
+    def _observation_text(self, obs: Observation, full: bool, previous: Observation | None = None) -> str:
         head = [f"URL: {obs.url}"] if obs.url else []
         if obs.title:
             head.append(f"Title: {obs.title}")
@@ -266,7 +312,7 @@ class PromptBuilder:
                     f"[{i}]{' (current)' if i == obs.active_tab else ''} {t}" for i, t in enumerate(obs.tabs)
                 )
                 head.append(f"Open tabs: {tabs}")
-            return "\n".join([*head, "Observation:", self._fit(obs.text)])
+            return "\n".join([*head, "Observation:", self._page_text(obs, previous)])
         if self.compression == "placeholder":
             return PLACEHOLDER
         return obs.short or "\n".join(head) or PLACEHOLDER

@@ -125,7 +125,9 @@ async def _turn(ep: _Episode, index: int, obs: Observation) -> tuple[Observation
             return obs, True
         budget = min(budget, room)
     try:
-        reply = await ep.policy.act(ep.episode_id, ep.task, prompt_ids, ep.builder.visible(obs), budget)
+        reply = await ep.policy.act(
+            ep.episode_id, ep.task, prompt_ids, ep.builder.visible(obs, traj.turns), budget
+        )
     except PolicyGaveUp as e:
         traj.termination = "gave_up"
         traj.meta["gave_up"] = str(e)[:300]

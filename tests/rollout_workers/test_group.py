@@ -53,7 +53,7 @@ class Builder:
     def build(self, intent, history, obs):
         return [1] * (len(obs.text) + 30 * len(history))
 
-    def visible(self, obs):
+    def visible(self, obs, history=()):
         return obs
 
     def decode(self, ids):
