@@ -105,6 +105,7 @@ def _worker(browsers, rewarders=None, sandboxes=None, overrides=()):
         None,
         [
             f"rollout.num_browsers={len(browsers)}",
+            f"rl.group_size={len(browsers)}",
             "rollout.group_retries=2",
             "rollout.retry_backoff_s=0.01",
             *overrides,
