@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import urljoin
 
 from browser_actors.settle import NetworkTracker
-from common.allowlist import AllowList, Guard
+from browser_actors.safety import AllowList, Guard
 from common.confine import confine
 from common.text import cut
 
