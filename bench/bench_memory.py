@@ -114,8 +114,8 @@ def peer_tree(srv, n: int) -> int:
 
 
 def child(mode: str, timeout_s: float = 1200) -> dict:
-    """Run this file in `--child mode` under nice, holding until measured; its JSON report."""
-    cmd = ["nice", "-n", "15", sys.executable, __file__, "--child", mode]
+    """Run this file in `--child mode` (it inherits our niceness), holding until measured; its JSON report."""
+    cmd = [sys.executable, __file__, "--child", mode]
     proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline()
