@@ -246,7 +246,7 @@ def main() -> int:
     print(f"{'':34s}{'tokens/s':>10s}{'tokens/CPU-s':>14s}{'BC vs it (wall, CPU)':>24s}")
     for name, label in [
         ("learner_bc", "learner BC step (DeepSpeed)"),
-        ("learner_rl", "learner RL step (+ref fwd)"),
+        ("learner_rl", "learner RL step"),
         ("plain_full", "plain torch, HF labels loss"),
         ("plain_same", "plain torch, learner forward"),
     ]:

@@ -7,6 +7,8 @@ output kept in bench/results/<name>.log; the figures come from the bench/results
 (bench/report.py). A bench that fails or writes no JSON gets a row saying so, and the others still run. The
 table (figure, ours, baseline, ratio, target, met?) is printed and written to bench/results/table.md with the
 date, the machine and its load, which the README's bench section shows. `--quick` passes smaller sizes.
+`--reuse` puts the figures of benches left out by --only / --skip into the table from their last JSON (dated),
+so one bench can be re-run without re-running the rest.
 """
 
 from __future__ import annotations
@@ -81,17 +83,22 @@ def main() -> int:
     ap.add_argument("--skip", default="", help="comma-separated bench names")
     ap.add_argument("--quick", action="store_true", help="smaller sizes (a smoke run)")
     ap.add_argument("--timeout", type=float, default=900, help="seconds per bench")
+    ap.add_argument("--reuse", action="store_true", help="left-out benches: figures from their last JSON")
     args = ap.parse_args()
     only, skip = set(filter(None, args.only.split(","))), set(filter(None, args.skip.split(",")))
     unknown = (only | skip) - {b[0] for b in BENCHES}
     if unknown:
         raise SystemExit(f"unknown bench(es): {', '.join(sorted(unknown))}")
     t0 = time.time()
-    results = [
-        run(name, script, quick if args.quick else full, args.timeout)
-        for name, script, full, quick in BENCHES
-        if (not only or name in only) and name not in skip
-    ]
+    results = []
+    for name, script, full, quick in BENCHES:
+        if (not only or name in only) and name not in skip:
+            results.append(run(name, script, quick if args.quick else full, args.timeout))
+        elif args.reuse and (RESULTS / f"{name}.json").exists():
+            doc = json.loads((RESULTS / f"{name}.json").read_text())
+            results.append(
+                {"name": f"{name} ({doc['date']})", "status": "earlier run", "figures": doc["figures"]}
+            )
     head = (
         f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {machine()}; "
         f"all benches took {(time.time() - t0) / 60:.1f} min."
@@ -99,7 +106,7 @@ def main() -> int:
     text = f"{head}\n\n{table(results)}\n"
     (RESULTS / "table.md").write_text(text)
     print(f"\n{text}")
-    return 0 if all(r["status"] == "ok" for r in results) else 1
+    return 0 if all(r["status"] in ("ok", "earlier run") for r in results) else 1
 
 
 if __name__ == "__main__":
