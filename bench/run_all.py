@@ -34,7 +34,7 @@ BENCHES = [
     ("reward_peer", "bench_reward_peer.py", [], ["--per-kind", "3"]),
     ("context", "bench_context.py", [], ["--episodes", "2"]),
     ("memory", "bench_memory.py", [], ["--actors", "3"]),
-    ("learner", "bench_learner.py", [], ["--repeats", "2"]),
+    ("learner", "bench_learner.py", [], ["--repeats", "1"]),
     ("inference", "bench_inference.py", [], ["--episodes", "4", "--turns", "2"]),
 ]
 
