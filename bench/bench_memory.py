@@ -32,6 +32,7 @@ sys.path[:0] = [str(HERE.parent), str(HERE)]
 from report import Figure, save  # noqa: E402
 from walk import PEERS_VENV, ensure_peers  # noqa: E402
 
+REPORT = "BENCH-MEMORY-REPORT "
 GiB = 1 << 30
 MiB = 1 << 20
 
@@ -114,19 +115,20 @@ def peer_tree(srv, n: int) -> int:
 
 
 def child(mode: str, timeout_s: float = 1200) -> dict:
-    """Run this file in `--child mode` (it inherits our niceness), holding until measured; its JSON report."""
+    """Run this file in `--child mode` (it inherits our niceness), holding until measured; its JSON report.
+    The report is the stdout line after REPORT (engines log to stdout too)."""
     cmd = [sys.executable, __file__, "--child", mode]
     proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
-        line = proc.stdout.readline()
-        if not line.startswith("{"):
-            raise RuntimeError(f"child {mode} failed (rc {proc.poll()})")
-        report = json.loads(line)
+        for line in proc.stdout:
+            if line.startswith(REPORT):
+                report = json.loads(line[len(REPORT) :])
+                break
+        else:
+            raise RuntimeError(f"child {mode} ended without a report (rc {proc.wait()})")
         report["tree_pss"] = tree_pss(proc.pid)
     finally:
-        proc.stdin.write("\n")
-        proc.stdin.flush()
-        proc.wait(timeout=timeout_s)
+        proc.communicate("\n", timeout=timeout_s)  # let it go; drain what it still writes
     return report
 
 
@@ -178,7 +180,7 @@ def run_child(mode: str) -> None:
         else:
             PlainLoop(cfg, model, groups, same_forward=False).step()
         report["peak_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
-    print(json.dumps(report), flush=True)
+    print(REPORT + json.dumps(report), flush=True)
     sys.stdin.readline()
     if mode == "engine":
         loop.run_until_complete(engine.shutdown())
