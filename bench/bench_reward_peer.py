@@ -173,8 +173,8 @@ def figures(rows: list, concurrent_s: float) -> list[Figure]:
         out.append(
             Figure(
                 f"reward check time, {label}, ours / reference",
-                f"{o * 1e3:.0f} ms",
-                f"{b * 1e3:.0f} ms",
+                f"{o * 1e3:.3g} ms",
+                f"{b * 1e3:.3g} ms",
                 o / b,
                 target,
             )
