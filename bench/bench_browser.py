@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "browser_actors")]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "browser_actors"), str(ROOT / "bench")]
+
+from report import Figure, save  # noqa: E402
 
 from browser_actors.actor import BrowserActor  # noqa: E402
 from common import records as R  # noqa: E402
@@ -104,7 +106,7 @@ def run_steps(
     return times
 
 
-def compare(label: str, make_actor: Any, task: Task, steps: list, args: Any, sandbox: Any = None) -> None:
+def compare(label: str, make_actor: Any, task: Task, steps: list, args: Any, sandbox: Any = None) -> Figure:
     results = {}
     for name, cls, n in (
         ("settle wait", BrowserActor, args.steps),
@@ -123,6 +125,12 @@ def compare(label: str, make_actor: Any, task: Task, steps: list, args: Any, san
     )
     print(f"  baseline (fixed 3 s)      {base * 1e3:8.1f} ms   ({len(results['fixed 3 s sleep'])} steps)")
     print(f"  ratio                     {base / ours:8.1f}x faster than the fixed-sleep baseline")
+    return Figure(
+        f"{label}: step, settle wait / fixed 3 s sleep",
+        f"{ours * 1e3:.0f} ms",
+        f"{base * 1e3:.0f} ms",
+        ours / base,
+    )
 
 
 def _p90(xs: list[float]) -> float:
@@ -143,13 +151,20 @@ def main() -> None:
         task = Task(
             sites=[], task_id="bench", start_url=srv.url("index.html"), intent="x", eval={"eval_types": []}
         )
-        compare(
-            f"local fixture pages ({args.mode})", lambda cls: cls(cfg), task, fixture_steps(srv.base), args
-        )
+        figures = [
+            compare(
+                f"local fixture pages ({args.mode})",
+                lambda cls: cls(cfg),
+                task,
+                fixture_steps(srv.base),
+                args,
+            )
+        ]
     try:
         from sites.server import SiteServer
     except ImportError:
         print("bundled sites: not available (sites.server missing)")
+        save("browser", figures, {"mode": args.mode})
         return
     with tempfile.TemporaryDirectory() as tmp, SiteServer(base_port=0, data_dir=tmp) as sites:
         task = Task(
@@ -162,14 +177,17 @@ def main() -> None:
             eval={"eval_types": []},
         )
         make = lambda cls: cls(cfg, auth_dir=str(sites.auth_dir), env_urls=sites.urls)  # noqa: E731
-        compare(
-            f"bundled shopping site ({args.mode})",
-            make,
-            task,
-            site_steps(sites.urls),
-            args,
-            sandbox=sites.new_sandbox,
+        figures.append(
+            compare(
+                f"bundled shopping site ({args.mode})",
+                make,
+                task,
+                site_steps(sites.urls),
+                args,
+                sandbox=sites.new_sandbox,
+            )
         )
+    save("browser", figures, {"mode": args.mode})
 
 
 if __name__ == "__main__":

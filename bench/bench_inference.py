@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import random
 import statistics
 import sys
@@ -21,7 +20,9 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parent)]
+
+from report import Figure, save  # noqa: E402
 
 
 def pick_model(name: str) -> str:
@@ -168,7 +169,13 @@ def main() -> None:
             )
         else:
             print(f"  push {method:13s}: {p}")
-    print(json.dumps(r))
+    fig = Figure(
+        f"engine tokens/s, {args.episodes} episodes concurrently / one at a time",
+        f"{c['tokens_per_s']:.0f} tok/s",
+        f"{s['tokens_per_s']:.0f} tok/s",
+        r["batching_speedup"],
+    )
+    save("inference", [fig], r)
 
 
 if __name__ == "__main__":

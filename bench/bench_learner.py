@@ -4,8 +4,10 @@
     .venv/bin/python bench/bench_learner.py --model tiny --prompt 128 --completion 16
 
 The batch looks like a rollout batch: `--groups` groups of `--group-size` trajectories of `--turns` turns, each turn
-a `--prompt`-token prompt (observation + history) and a `--completion`-token action, random ids (seeded), binary
-rewards with signal in every group. Every contender takes one untimed warm-up step, then they are timed in turns
+a prompt (observation + history) of `--prompt` tokens or fewer (lengths spread down to `(1 - --spread)` of it, as
+prompts of different pages and turns are) and a `--completion`-token action, random ids (seeded), binary
+rewards with signal in every group. The RL step runs without the KL term (`--kl-beta 0`) so that it does the same
+work as the baselines; with the paper's 0.001 it adds one no-grad reference forward per micro-batch, by design. Every contender takes one untimed warm-up step, then they are timed in turns
 (`--repeats` rounds, medians), in wall time and in CPU seconds of this process: on a shared machine the CPU figure
 is the one that measures our work.
 Baselines, measured in the same run on the same rows and micro-batches, with torch.optim.AdamW and no DeepSpeed:
@@ -13,12 +15,14 @@ Baselines, measured in the same run on the same rows and micro-batches, with tor
   plain-same   the learner's own forward (left padding, logits only for the action window), no DeepSpeed:
                the gap to it is DeepSpeed's own cost.
 Ratios > 1 mean the learner is faster. Tokens = prompt + completion tokens of the rows (what a step processes).
+Figures (bench/results/learner.json): the RL step's CPU time over plain-full's on the same tokens (the overhead;
+target <= 1.1), and the padding fraction of the learner's micro-batches against batching the same rows by the
+same token budget in arrival order.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import sys
@@ -26,8 +30,10 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parent)]
 os.environ.setdefault("DS_ACCELERATOR", "cpu")
+
+from report import Figure, save  # noqa: E402
 
 
 def pick_model(name: str) -> str:
@@ -56,7 +62,10 @@ def make_groups(args, vocab: int):
                 Turn(
                     index=k,
                     observation=Observation(text=""),
-                    prompt_ids=[rng.randrange(100, vocab) for _ in range(args.prompt)],
+                    prompt_ids=[
+                        rng.randrange(100, vocab)
+                        for _ in range(rng.randint(int(args.prompt * (1 - args.spread)), args.prompt))
+                    ],
                     completion_ids=[rng.randrange(100, vocab) for _ in range(args.completion)],
                     logprobs=[-2.0] * args.completion,
                 )
@@ -127,6 +136,31 @@ class PlainLoop:
         return {"tokens": self.tokens}
 
 
+def padding(cfg, groups) -> dict:
+    """Padded share of the positions of the RL micro-batches: the learner's (longest first) and arrival order."""
+    from learner.samples import micro_batches, rl_samples
+
+    samples, _, _ = rl_samples(groups, cfg.model.max_context, cfg.rl.adv_eps, keep_zero_advantage=False)
+    lens = [len(s.input_ids) for s in samples]
+
+    def frac(parts: list[list[int]]) -> float:
+        total = sum(len(p) * max(lens[i] for i in p) for p in parts)
+        return 1.0 - sum(lens) / total
+
+    arrival: list[list[int]] = []
+    for i, n in enumerate(lens):  # the same budget rule, rows kept in the order they came
+        if (
+            arrival
+            and (len(arrival[-1]) + 1) * max(n, *(lens[j] for j in arrival[-1]))
+            <= cfg.learner.micro_batch_tokens
+        ):
+            arrival[-1].append(i)
+        else:
+            arrival.append([i])
+    ours = micro_batches(samples, cfg.learner.micro_batch_tokens)
+    return {"ours": frac(ours), "arrival": frac(arrival), "micro_batches": len(ours), "rows": len(lens)}
+
+
 def timed(fn) -> tuple[float, float, dict]:
     """(wall seconds, CPU seconds of this process, result). CPU seconds measure the work done even when other
     processes share the cores (wall time then mostly measures the neighbours)."""
@@ -179,6 +213,8 @@ def main() -> int:
     ap.add_argument("--turns", type=int, default=2)
     ap.add_argument("--prompt", type=int, default=384)
     ap.add_argument("--completion", type=int, default=32)
+    ap.add_argument("--spread", type=float, default=0.5, help="prompt lengths spread: [(1-spread)*P, P]")
+    ap.add_argument("--kl-beta", type=float, default=0.0)
     ap.add_argument("--zero-stage", type=int, default=2)
     ap.add_argument("--micro-batch-tokens", type=int, default=1600)
     ap.add_argument("--repeats", type=int, default=3)
@@ -195,7 +231,7 @@ def main() -> int:
             "learner.resume=never",
             f"learner.zero_stage={args.zero_stage}",
             f"learner.micro_batch_tokens={args.micro_batch_tokens}",
-            "rl.kl_beta=0.001",
+            f"rl.kl_beta={args.kl_beta}",
         ],
     )
     from transformers import AutoConfig
@@ -210,7 +246,7 @@ def main() -> int:
     print(f"{'':34s}{'tokens/s':>10s}{'tokens/CPU-s':>14s}{'BC vs it (wall, CPU)':>24s}")
     for name, label in [
         ("learner_bc", "learner BC step (DeepSpeed)"),
-        ("learner_rl", "learner RL step (+ref fwd)"),
+        ("learner_rl", "learner RL step"),
         ("plain_full", "plain torch, HF labels loss"),
         ("plain_same", "plain torch, learner forward"),
     ]:
@@ -223,7 +259,24 @@ def main() -> int:
         print(
             f"{label:34s}{res[f'{name}_tokens_per_s']:10.1f}{res[f'{name}_tokens_per_cpu_s']:14.1f}{ratio:>24s}"
         )
-    print(json.dumps(res))
+    pad = padding(cfg, groups)
+    overhead = res["plain_full_tokens_per_cpu_s"] / res["learner_rl_tokens_per_cpu_s"]
+    figures = [
+        Figure(
+            "learner RL step CPU time / bare HF forward+backward+AdamW, same tokens",
+            f"{res['learner_rl_tokens_per_cpu_s']:.0f} tok/CPU-s",
+            f"{res['plain_full_tokens_per_cpu_s']:.0f} tok/CPU-s",
+            overhead,
+            "<= 1.1",
+        ),
+        Figure(
+            "padding fraction of the learner's micro-batches / arrival-order batching",
+            f"{pad['ours']:.1%}",
+            f"{pad['arrival']:.1%}",
+            pad["ours"] / pad["arrival"] if pad["arrival"] else None,
+        ),
+    ]
+    save("learner", figures, {**res, "padding": pad, "kl_beta": args.kl_beta, "shape": vars(args)})
     return 0
 
 

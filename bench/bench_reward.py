@@ -18,7 +18,9 @@ import threading
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parent)]
+
+from report import Figure, save  # noqa: E402
 
 PAGE = """<html><head><title>Order {n}</title></head><body><div id="status">Canceled</div>
 <table>{rows}</table><script>document.body.dataset.ready = '1';</script></body></html>"""
@@ -126,6 +128,24 @@ def main() -> None:
     )
     print(
         f"speed-up: {base_med / ours_med:.1f}x sequential, {base_med / concurrent_per_check:.1f}x concurrent"
+    )
+    save(
+        "reward",
+        [
+            Figure(
+                "program_html check (local page), ours / goto + fixed 3 s sleep",
+                f"{ours_med * 1e3:.0f} ms",
+                f"{base_med * 1e3:.0f} ms",
+                ours_med / base_med,
+            ),
+            Figure(
+                "program_html check, ours concurrently (per check) / goto + fixed 3 s sleep",
+                f"{concurrent_per_check * 1e3:.0f} ms",
+                f"{base_med * 1e3:.0f} ms",
+                concurrent_per_check / base_med,
+            ),
+        ],
+        {"settle": args.settle, "ours_s": ours, "baseline_s": base_times},
     )
 
 

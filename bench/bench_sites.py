@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from report import Figure, save  # noqa: E402
 
 
 def _median_s(fn, reps: int) -> float:
@@ -80,6 +84,30 @@ def main() -> None:
     print(f"home page, default (reference)  {t_page * 1e3:9.2f} ms")
     print(f"server start, cold (seeds)      {t_cold:9.2f} s")
     print(f"server start, warm (cached)     {t_warm:9.2f} s    {t_cold / t_warm:8.1f}x faster than cold")
+    save(
+        "sites",
+        [
+            Figure(
+                "sandbox create + copy / re-seed the shop DB",
+                f"{t_sandbox * 1e3:.1f} ms",
+                f"{t_seed * 1e3:.0f} ms",
+                t_sandbox / t_seed,
+            ),
+            Figure(
+                "sandbox over HTTP + first page / re-seed",
+                f"{t_http * 1e3:.1f} ms",
+                f"{t_seed * 1e3:.0f} ms",
+                t_http / t_seed,
+            ),
+            Figure(
+                "server start, warm (cached seeds) / cold (seeds)",
+                f"{t_warm:.2f} s",
+                f"{t_cold:.2f} s",
+                t_warm / t_cold,
+            ),
+        ],
+        {"reseed_s": t_seed, "sandbox_s": t_sandbox, "http_sandbox_s": t_http, "page_s": t_page},
+    )
 
 
 if __name__ == "__main__":
