@@ -57,6 +57,9 @@ class RayMetrics:
         )
         self.infra = m.Counter("webagent_infra_failures_total", "infrastructure failures", tag_keys=("kind",))
         self.iteration = m.Gauge("webagent_iteration", "current RL iteration")
+        self.stalled = m.Gauge(
+            "webagent_rl_stalled_tries", "tries in a row of an RL iteration in which every group failed"
+        )
 
     def record_group(self, group: TrajectoryGroup) -> None:
         if not self.enabled:
