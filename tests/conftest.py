@@ -86,7 +86,9 @@ def local_rollout(default_model_dir):
     made = []
 
     def make(server, browsers: int = 2, overrides: list[str] | None = None, router=None):
-        cfg = load_config(None, [f"rollout.num_browsers={browsers}", *(overrides or [])])
+        cfg = load_config(
+            None, [f"rollout.num_browsers={browsers}", f"rl.group_size={browsers}", *(overrides or [])]
+        )
         actors = [
             BrowserActor(cfg.rollout, auth_dir=str(server.auth_dir), env_urls=server.urls)
             for _ in range(browsers)

@@ -34,14 +34,15 @@ def shop(tmp_path_factory):
         yield srv
 
 
-def _task(start: str, **eval_spec) -> Task:
-    return Task(
+def _task(start: str, urls: dict[str, str], **eval_spec) -> Task:
+    task = Task(
         sites=["shopping"],
         task_id="sandbox-guard",
         start_url=start,
         intent="Open sandboxes",
         eval={"eval_types": [], **eval_spec},
     )
+    return task.with_urls(urls)  # filled where it is made, as the driver does when it loads tasks
 
 
 def _status(shop, token: str) -> int:
@@ -54,7 +55,7 @@ def test_the_agent_cannot_open_sandboxes_and_cannot_evict_another_rollouts(shop)
     mine, victim = shop.new_sandbox(), shop.new_sandbox()  # the bound (2) is reached
     agent = BrowserActor(RolloutConfig(step_timeout_s=10, settle_timeout_s=3), env_urls=shop.urls)
     try:
-        obs = agent.reset(_task("__SHOPPING__/__sandbox__"), sandbox=mine)
+        obs = agent.reset(_task("__SHOPPING__/__sandbox__", shop.urls), sandbox=mine)
         for _ in range(4):  # the four posts
             button = re.search(r'<button id="(\d+)"[^>]*> Open a new sandbox', obs.text).group(1)
             refused = agent.step(R.Click(element_id=button))
@@ -101,6 +102,7 @@ def test_an_episode_whose_sandbox_is_gone_is_unscorable_not_zero(shop):
     shop.drop_sandbox(token)  # as an eviction or an early drop would leave it
     task = _task(
         "__SHOPPING__/",
+        shop.urls,
         eval_types=["string_match", "program_html"],
         reference_answers={"exact_match": "something else"},  # a 0 here must not decide the reward
         program_html=[
