@@ -183,10 +183,10 @@ class Run:
             it += 1
             if self.cfg.learner.checkpoint_every and it % self.cfg.learner.checkpoint_every == 0:
                 extra = {"sampler": sampler.state()}
-                await self.learner.save_checkpoint.remote(extra, tag=f"rl-{it}", iteration=it)
+                await self.learner.save_checkpoint.remote(extra=extra, tag=f"rl-{it}", iteration=it)
         self.iteration = rl.iterations
         await self.learner.save_checkpoint.remote(
-            {"sampler": sampler.state()}, tag="rl", iteration=rl.iterations
+            extra={"sampler": sampler.state()}, tag="rl", iteration=rl.iterations
         )
 
     async def _push(self) -> dict[str, Any]:
