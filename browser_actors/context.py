@@ -14,8 +14,8 @@ import asyncio
 from typing import Any
 from urllib.parse import urljoin
 
-from browser_actors.settle import NetworkTracker
 from browser_actors.safety import AllowList, Guard
+from browser_actors.settle import NetworkTracker
 from common.confine import confine
 from common.text import cut
 
