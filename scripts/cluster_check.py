@@ -103,7 +103,8 @@ def main() -> int:
             "rollout.max_turns=2",
             "rollout.num_browsers=2",
             "rollout.obs_max_tokens=1500",
-            "bc.max_demos=2",
+            "bc.max_demos=16",  # one per storefront template: the 2-turn one gives the expert a demo
+            "bc.held_out=0",
             "bc.epochs=1",
             "rl.iterations=1",
             "rl.tasks_per_iteration=1",
@@ -214,7 +215,7 @@ def verify(dash: int, out: Path, problems: list[str]) -> int:
         return 1
     print(
         "cluster check passed: job succeeded, browser actors placed on the browser node, the Jobs API refuses "
-        "requests without the token, metrics listen on loopback"
+        "requests without the token (metrics ports printed above: Ray 2.60 binds them on all interfaces)"
     )
     return 0
 
