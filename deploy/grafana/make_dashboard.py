@@ -171,6 +171,13 @@ ROWS: list[tuple[str, list[tuple[str, str, str, str, list[tuple[str, str]]]]]] =
                 [(f"max({_q('webagent_iteration')})", "iteration")],
             ),
             (
+                "RL stalled tries",
+                "Tries in a row of an RL iteration in which every group failed (sites down); 0 when training.",
+                "none",
+                "stat",
+                [(f"max({_q('webagent_rl_stalled_tries')})", "stalled tries")],
+            ),
+            (
                 "Infrastructure failures per minute",
                 "Browser crashes, step time-outs and other failures that make a group run again, by kind.",
                 "none",
