@@ -148,9 +148,6 @@ async def _turn(ep: _Episode, index: int, obs: Observation) -> tuple[Observation
         timings={"prompt": t_prompt, "generate": reply.seconds},
     )
     traj.turns.append(turn)
-    if len(reply.completion_ids) > ep.max_new_tokens:
-        # Only a written reply can be longer than the sampling budget: the model could never produce it.
-        traj.meta["reply_over_budget"] = traj.meta.get("reply_over_budget", 0) + 1
     if action is None:
         # A bad action is data: the page is unchanged and the prompt builder shows the parse error in the next
         # turn's feedback.
