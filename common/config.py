@@ -59,6 +59,10 @@ class InferenceConfig(_Section):
 
 class RolloutConfig(_Section):
     max_turns: int = Field(10, description="max agent turns per episode (test-time scaling: raise at eval)")
+    max_bad_replies: int = Field(
+        0,
+        description="end an episode after this many replies in a row with no parseable action (0 = never)",
+    )
     observation: Literal["html", "axtree"] = Field("html", description="observation kind")
     obs_max_tokens: int = Field(
         1500,
@@ -171,6 +175,11 @@ class LearnerConfig(_Section):
     weight_decay: float = Field(0.0, description="AdamW weight decay")
     warmup_steps: int = Field(0, description="linear warm-up steps, then constant")
     weight_sync: Literal["file", "object_store", "nccl"] = Field("file", description="how weights reach vLLM")
+    cpu_autocast: Literal["off", "bf16"] = Field(
+        "off",
+        description="on CPUs: run forward/backward under bf16 autocast (fp32 master weights and optimizer; "
+        "~1.8x on AVX512-BF16 cores, bench/bench_learner_options.py)",
+    )
     num_gpus: float = Field(0.0, description="GPUs the learner actor asks Ray for")
     num_cpus: int = Field(
         2, description="CPUs the learner actor asks Ray for (Ray sets its torch threads to this)"

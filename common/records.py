@@ -233,7 +233,7 @@ class Trajectory(BaseModel):
     turns: list[Turn] = Field(default_factory=list)
     final_url: str = ""
     answer: str | None = Field(None, description="the stop answer; None when the episode never stopped")
-    termination: Literal["stop", "max_turns", "gave_up", "error", "running"] = "running"
+    termination: Literal["stop", "max_turns", "gave_up", "bad_replies", "error", "running"] = "running"
     reward: float | None = None
     checks: list[CheckResult] = Field(default_factory=list)
     failure: str | None = Field(None, description="infrastructure failure: the group holding it is re-run")

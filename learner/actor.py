@@ -81,15 +81,17 @@ class LearnerActor:
         return int(self.state["iteration"])
 
     def _logits(self, model: Any, batch: Batch) -> torch.Tensor:
-        """[B, K, V] next-token logits at the kept positions (those that predict `batch.targets`)."""
-        out = model(
-            input_ids=batch.input_ids,
-            attention_mask=batch.attention_mask,
-            position_ids=batch.position_ids,
-            logits_to_keep=batch.logits_to_keep,
-            use_cache=False,
-        )
-        return out.logits[:, :-1]
+        """[B, K, V] next-token logits at the kept positions (those that predict `batch.targets`); under
+        `learner.cpu_autocast: bf16` the matmuls run in bf16 (the logits come back float32 for the log-softmax)."""
+        with eng.autocast(self.cfg):
+            out = model(
+                input_ids=batch.input_ids,
+                attention_mask=batch.attention_mask,
+                position_ids=batch.position_ids,
+                logits_to_keep=batch.logits_to_keep,
+                use_cache=False,
+            )
+        return out.logits[:, :-1].float()
 
     def _logprobs(self, model: Any, batch: Batch, temperature: float = 1.0) -> torch.Tensor:
         """[B, K] logprob of each kept target token under `model` (the engine or the reference), at `temperature`:

@@ -2,7 +2,8 @@
 
 - GPU: bf16, ZeRO stage from `learner.zero_stage`, gradient checkpointing, FlashAttention-2 when flash_attn is
   installed (else PyTorch SDPA), NCCL.
-- CPU (`DS_ACCELERATOR=cpu`, set here when no GPU is visible): fp32, gloo, the same ZeRO stages.
+- CPU (`DS_ACCELERATOR=cpu`, set here when no GPU is visible): fp32 weights (optionally bf16 autocast around the
+  forward, `learner.cpu_autocast`), gloo, the same ZeRO stages.
 - Optimizer: AdamW through DeepSpeed's config with `torch_adam: true`, i.e. torch.optim.AdamW. This skips
   DeepSpeed's FusedAdam / cpu_adam ops, which are JIT-compiled on first use (a CUDA toolchain on GPUs, ~45 s of C++
   on CPUs). The CPU accelerator still builds its small shared-memory comm op once (cached in ~/.cache/torch_extensions).
@@ -119,6 +120,14 @@ def hf_zero3_config(conf: dict[str, Any]) -> Any | None:
     from transformers.integrations import HfDeepSpeedConfig
 
     return HfDeepSpeedConfig(conf)
+
+
+def autocast(cfg: TrainConfig) -> Any:
+    """The forward's autocast context: bf16 on CPUs when `learner.cpu_autocast: bf16` (fp32 weights stay the
+    master copy, as in GPU mixed precision); on GPUs the weights are bf16 already, so no autocast."""
+    return torch.autocast(
+        "cpu", dtype=torch.bfloat16, enabled=cfg.learner.cpu_autocast == "bf16" and not on_gpu()
+    )
 
 
 def train_dtype() -> torch.dtype:

@@ -40,6 +40,7 @@ class DemoReport:
     dropped: Counter = field(default_factory=Counter)  # reason -> count
     over_budget: int = 0  # kept demonstrations with a reply longer than inference.max_new_tokens
     turns_max: Counter = field(default_factory=Counter)  # template -> most turns a solved episode took
+    gave_up: dict[Any, Counter] = field(default_factory=dict)  # template -> the expert's reasons -> count
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -48,7 +49,12 @@ class DemoReport:
             "dropped": dict(self.dropped),
             "over_budget": self.over_budget,
             "by_template": {
-                str(k): {"played": n, "solved": self.solved[k], "turns_max": self.turns_max[k]}
+                str(k): {
+                    "played": n,
+                    "solved": self.solved[k],
+                    "turns_max": self.turns_max[k],
+                    **({"gave_up": dict(self.gave_up[k])} if k in self.gave_up else {}),
+                }
                 for k, n in sorted(self.played.items(), key=lambda kv: str(kv[0]))
             },
         }
@@ -86,6 +92,9 @@ async def collect_demos(
             report.played[template] += 1
             if t.reward != 1.0 or t.failure:
                 report.dropped[_why_dropped(t)] += 1
+                if t.termination == "gave_up":
+                    why = str(t.meta.get("gave_up", ""))[:120]
+                    report.gave_up.setdefault(template, Counter())[why] += 1
                 continue
             report.solved[template] += 1
             report.turns_max[template] = max(report.turns_max[template], len(t.turns))

@@ -54,6 +54,8 @@ class _Episode:
     thinking: bool
     step_timeout: float
     max_context: int | None
+    max_bad_replies: int
+    bad_in_a_row: int = 0
 
 
 async def run_episode(
@@ -70,9 +72,12 @@ async def run_episode(
     sandbox: str | None = None,
     step_timeout: float = 60.0,
     max_context: int | None = None,
+    max_bad_replies: int = 0,
     source: str = "policy",
 ) -> EpisodeResult:
-    """Play one episode; infrastructure failures are recorded on the trajectory (`failure`), never raised."""
+    """Play one episode; infrastructure failures are recorded on the trajectory (`failure`), never raised.
+    `max_bad_replies` > 0 ends the episode (termination "bad_replies") after that many replies in a row with no
+    parseable action: under greedy decoding an unchanged page mostly gives the same unparseable reply again."""
     traj = Trajectory(
         task_id=task.task_id, sample_idx=sample_idx, intent=task.intent, sites=list(task.sites), source=source
     )
@@ -88,6 +93,7 @@ async def run_episode(
         thinking,
         step_timeout,
         max_context,
+        max_bad_replies,
     )
     try:
         obs: Observation = await call(
@@ -151,7 +157,12 @@ async def _turn(ep: _Episode, index: int, obs: Observation) -> tuple[Observation
     if action is None:
         # A bad action is data: the page is unchanged and the prompt builder shows the parse error in the next
         # turn's feedback.
+        ep.bad_in_a_row += 1
+        if ep.max_bad_replies and ep.bad_in_a_row >= ep.max_bad_replies:
+            traj.termination = "bad_replies"
+            return obs, True
         return obs.model_copy(update={"last_action_error": None}), False
+    ep.bad_in_a_row = 0
     if isinstance(action, Stop):
         traj.answer = action.answer
         traj.termination = "stop"

@@ -160,6 +160,7 @@ class RolloutWorker:
                             # hung page costs a step the actor recovers from, not the group.
                             step_timeout=ro.step_timeout_s * 3 + 60,
                             max_context=self.cfg.model.max_context,
+                            max_bad_replies=ro.max_bad_replies,
                         )
                         for k, ((_, actor), tok) in enumerate(zip(browsers, tokens, strict=True))
                     )

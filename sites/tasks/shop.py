@@ -10,7 +10,7 @@ from typing import Any
 
 from sites.shop import queries as Q
 from sites.tasks.base import Instance, SeedData, Template, pick, string_eval
-from sites.tasks.steps import AllPages, Answer, Choose, Click, Fill, Go, M, Until
+from sites.tasks.steps import AllPages, Answer, Choose, Click, ClickOrGo, Fill, Go, M, Until
 
 SHOP = "__SHOPPING__"
 ME = 1  # Emma Lopez, the default customer
@@ -199,7 +199,11 @@ INFO = [
         _range_count_instances,
         lambda i: string_eval(exact=str(i.data["count"])),
         lambda i: [
-            Go(_cat_path(i.data["slug"]), why=f"open the {i.values['category']} category"),
+            ClickOrGo(
+                M("a", i.values["category"]),
+                _cat_path(i.data["slug"]),
+                why=f"open the {i.values['category']} category",
+            ),
             Click(M("a", _price_label(i.values["lo"], i.values["hi"])), why="filter by the price range"),
             Answer(str(i.data["count"])),
         ],
@@ -213,7 +217,11 @@ INFO = [
         _cheapest_instances,
         lambda i: string_eval(include=[i.data["name"]]),
         lambda i: [
-            Go(_cat_path(i.data["slug"]), why=f"open the {i.values['category']} category"),
+            ClickOrGo(
+                M("a", i.values["category"]),
+                _cat_path(i.data["slug"]),
+                why=f"open the {i.values['category']} category",
+            ),
             Choose(M("select", name="order"), "Price", why="sort by price"),
             Choose(M("select", name="dir"), "Ascending", why="cheapest first"),
             Click(M("button", "Apply"), why="apply the sort order"),

@@ -23,7 +23,7 @@ from sites.tasks.shop import (
     inst,
     open_product,
 )
-from sites.tasks.steps import Answer, Choose, Click, Fill, M
+from sites.tasks.steps import Answer, Choose, Click, ClickOrGo, Fill, M
 
 
 # -- state-changing -----------------------------------------------------------------------------------------------
@@ -301,7 +301,11 @@ def _order_nav_instances(db: SeedData) -> list[Instance]:
 
 def _sort_steps(i: Instance) -> list[Any]:
     return [
-        Click(M("a", i.values["category"]), why=f"open the {i.values['category']} category"),
+        ClickOrGo(
+            M("a", i.values["category"]),
+            f"/{i.data['slug']}.html",
+            why=f"open the {i.values['category']} category",
+        ),
         Choose(M("select", name="order"), "Price", why="sort by price"),
         Choose(
             M("select", name="dir"),
@@ -346,7 +350,11 @@ NAV = [
         _range_nav_instances,
         lambda i: url_eval(f"{SHOP}/{i.data['slug']}.html?price={i.values['lo']}-{i.values['hi']}"),
         lambda i: [
-            Click(M("a", i.values["category"]), why=f"open the {i.values['category']} category"),
+            ClickOrGo(
+                M("a", i.values["category"]),
+                f"/{i.data['slug']}.html",
+                why=f"open the {i.values['category']} category",
+            ),
             Click(M("a", _price_label(i.values["lo"], i.values["hi"])), why="filter by the price range"),
             Answer(),
         ],

@@ -157,6 +157,22 @@ class Click(Step):
 
 
 @dataclass
+class ClickOrGo(Step):
+    """Click the link when the page as shown has it; otherwise open `path` directly (a link cut off by the
+    observation budget is still a place a user who knows the site can go)."""
+
+    target: Match
+    path: str
+    why: str = ""
+
+    def act(self, obs, ctx):
+        el = find(parse_elements(obs.text), self.target)
+        if el is not None:
+            return R.Click(element_id=el.id), self.why or f"click the {self.target.describe()}", True
+        return R.Goto(url=ctx["base"] + self.path), (self.why or "open it") + " (its link is not shown)", True
+
+
+@dataclass
 class Fill(Step):
     target: Match
     text: str

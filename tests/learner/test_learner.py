@@ -226,3 +226,19 @@ def test_several_updates_per_batch_use_recomputed_old_logprobs(learner):
     # the last pass sees pi_theta != pi_old (two updates later): the ratio moved away from 1
     assert m["approx_kl"] > 0 and m["ratio_mean"] != pytest.approx(1.0, abs=1e-6)
     assert 0.0 <= m["clip_frac"] <= 1.0
+
+
+def test_bf16_autocast_on_cpu_keeps_fp32_weights_and_logprobs_close_and_still_trains(learner):
+    demo = Trajectory(task_id="demo", source="expert", turns=[_turn(0, list(range(10, 50)), [60, 61, 62])])
+    exact = learner.log_probs(demo.turns)[0]
+    learner.cfg.learner.cpu_autocast = "bf16"
+    try:
+        mixed = learner.log_probs(demo.turns)[0]
+        # bf16 matmuls round to ~3 significant digits: logprobs stay within a few hundredths of a nat here
+        assert mixed == pytest.approx(exact, abs=0.05) and mixed != exact
+        m = learner.bc_step([demo])
+        assert m["trained_tokens"] == 3 and m["grad_norm"] > 0
+        assert -sum(learner.log_probs(demo.turns)[0]) < -sum(mixed) - 0.05
+        assert all(p.dtype == torch.float32 for _, p in learner.named_full_parameters())
+    finally:
+        learner.cfg.learner.cpu_autocast = "off"

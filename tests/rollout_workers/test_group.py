@@ -195,3 +195,32 @@ def test_groups_come_back_in_completion_order_under_the_inflight_bound():
     asyncio.run(run())
     # browser 0 (slow) holds task 1; tasks 2 and 3 finish first on the fast ones; never more than 2 in flight
     assert seen[-1] == 1 and sorted(seen) == [1, 2, 3] and peak["n"] == 2
+
+
+class Scripted(Policy):
+    """Replies in turn order (the same script for every episode)."""
+
+    def __init__(self, replies):
+        super().__init__(replies)
+        self.turn: dict[str, int] = {}
+
+    async def act(self, episode_id, task, prompt_ids, obs, max_tokens):
+        k = self.turn[episode_id] = self.turn.get(episode_id, -1) + 1
+        return Reply(
+            completion_ids=[5, 6], logprobs=[-0.1, -0.1], text=self.replies[min(k, len(self.replies) - 1)]
+        )
+
+
+def test_replies_without_an_action_end_the_episode_only_when_they_come_in_a_row():
+    worker, _ = _worker([Browser()], overrides=["rollout.max_bad_replies=2", "rollout.max_turns=8"])
+    group = asyncio.run(worker.run_group(_task(), 1, policy=Scripted(["I think", "maybe"])))
+    t = group.trajectories[0]
+    # scored like any failed attempt (0), not an infrastructure failure; both unparseable turns are kept as data
+    assert t.termination == "bad_replies" and len(t.turns) == 2 and t.reward == 0.0 and not group.failed
+    assert all(x.parse_error for x in t.turns)
+    mixed = Scripted(["hm", "```click [1]```", "hm", "```click [1]```", "hm", "hm", "```stop [x]```"])
+    t = asyncio.run(worker.run_group(_task(), 1, policy=mixed)).trajectories[0]
+    assert t.termination == "bad_replies" and len(t.turns) == 6
+    worker, _ = _worker([Browser()], overrides=["rollout.max_turns=4"])  # 0 = never: the turn budget ends it
+    t = asyncio.run(worker.run_group(_task(), 1, policy=Scripted(["hm"]))).trajectories[0]
+    assert t.termination == "max_turns" and len(t.turns) == 4

@@ -12,10 +12,10 @@ from collections import Counter
 import httpx
 import pytest
 
-from common.records import Click, Observation, Stop
+from common.records import Click, Goto, Observation, Stop
 from common.tasks import Task
 from sites import tasks as T
-from sites.tasks.steps import AllPages, Answer, ExpertError, M, Script, Until, find, parse_elements
+from sites.tasks.steps import AllPages, Answer, ClickOrGo, ExpertError, M, Script, Until, find, parse_elements
 
 SHOP_SITES = ["shopping", "shopping_admin"]
 WEBARENA_KEYS = {
@@ -236,3 +236,13 @@ def test_script_steps_and_failures():
     failed.next_action(_obs())
     with pytest.raises(ExpertError, match="previous action failed"):
         failed.next_action(_obs().model_copy(update={"last_action_error": "element 99 not found"}))
+
+
+def test_click_or_go_clicks_a_shown_link_and_otherwise_opens_its_path():
+    assert Script([ClickOrGo(M("a", "Home & Kitchen"), "/home-kitchen.html")], "http://h").next_action(
+        _obs()
+    )[0] == Click(element_id="1")
+    action, why = Script(
+        [ClickOrGo(M("a", "Bedding"), "/home-kitchen/bedding.html")], "http://h"
+    ).next_action(_obs())
+    assert action == Goto(url="http://h/home-kitchen/bedding.html") and "not shown" in why
