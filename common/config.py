@@ -97,7 +97,9 @@ class RolloutConfig(_Section):
         2.0, description="wait before re-running a group after a site / sandbox outage (doubles each time)"
     )
     overlap_with_learner: bool = Field(
-        False, description="start the next rollouts during the update (off-policy lag)"
+        False,
+        description="generate the next iteration's groups while the learner updates (at most one weight version "
+        "of lag, corrected by truncated importance sampling, rl.tis_cap)",
     )
     screenshots: bool = Field(False, description="save a PNG per step next to the trajectory")
     traces: bool = Field(False, description="save a Playwright trace per episode")
@@ -150,6 +152,11 @@ class RLConfig(_Section):
     clip_eps: float = Field(0.2, description="PPO-style ratio clip")
     kl_beta: float = Field(0.001, description="KL penalty to the reference policy (paper's code: 0.001)")
     updates_per_batch: int = Field(1, description="optimizer passes over each rollout batch")
+    tis_cap: float = Field(
+        2.0,
+        description="truncated importance sampling for turns sampled with older weights (overlap): each token's "
+        "policy term is weighted by min(pi_learner / pi_sampler, tis_cap); turns with no lag get weight 1",
+    )
     adv_eps: float = Field(1e-6, description="epsilon in (r - mean) / (std + eps)")
     templates: list[int | str] = Field(
         default_factory=list, description="only train tasks of these template ids ([] = all)"

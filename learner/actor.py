@@ -30,7 +30,7 @@ from common.config import TrainConfig
 from common.records import Trajectory, TrajectoryGroup, Turn
 from learner import checkpoint as ckpt
 from learner import engine as eng
-from learner.algos import policy_loss, sft_loss, token_logprobs
+from learner.algos import policy_loss, sft_loss, tis_weights, token_logprobs
 from learner.samples import Batch, Sample, collate, demo_samples, micro_batches, rl_samples
 
 log = logging.getLogger(__name__)
@@ -279,10 +279,17 @@ class LearnerActor:
         rl = self.cfg.rl
         kl_on = rl.kl_beta > 0 and self.ref is not None
         samples, adv, skipped = rl_samples(
-            groups, self.cfg.model.max_context, rl.adv_eps, keep_zero_advantage=kl_on
+            groups,
+            self.cfg.model.max_context,
+            rl.adv_eps,
+            keep_zero_advantage=kl_on,
+            learner_version=int(self.state["weight_version"]),
         )
+        lags = [s.lag for s in samples]
         metrics: dict[str, Any] = {
             "samples": len(samples),
+            "lag_max": max(lags, default=0),
+            "lagged_samples": sum(1 for x in lags if x > 0),
             **adv.as_dict(),
             **{f"skipped_{k}": v for k, v in skipped.items()},
         }
@@ -305,12 +312,15 @@ class LearnerActor:
             )
         sums = {"tokens": 0.0, "clipped": 0.0, "approx_kl_sum": 0.0, "ref_kl_sum": 0.0, "ratio_sum": 0.0}
         mismatch = [0.0, 0.0, 0.0]  # |logp_train - logp_sample| sum, k3 sum, count
+        lagged = any(bool((b.lags > 0).any()) for b in batches)
+        is_sum = [0.0, 0.0]  # importance weights on lagged tokens: sum, count
         loss_sum, norms = 0.0, []
         for update in range(rl.updates_per_batch):
             for k, b in enumerate(batches):
                 self.engine.set_gradient_accumulation_boundary(k == len(batches) - 1)
                 lp = self._logprobs(self.engine, b, temp)
                 old_k = old[k] if old is not None else lp.detach()
+                w = tis_weights(old_k, b.sampling_logprobs, b.lags, rl.tis_cap) if lagged else None
                 loss, st = policy_loss(
                     lp,
                     old_k,
@@ -320,11 +330,16 @@ class LearnerActor:
                     sample_weights=b.weights * self.world_size,
                     ref_logprobs=ref[k],
                     kl_beta=rl.kl_beta if kl_on else 0.0,
+                    is_weights=w,
                 )
                 self.engine.backward(loss, scale_wrt_gas=False)
                 if update == 0:  # the loss of the batch as it came, and the engine/learner mismatch
                     loss_sum += loss.item() / self.world_size
                     _add_mismatch(mismatch, old_k, b)
+                    if w is not None:
+                        rows = (b.lags > 0).unsqueeze(-1) & (b.mask > 0)
+                        is_sum[0] += float(w[rows].sum())
+                        is_sum[1] += float(rows.sum())
                 if update == rl.updates_per_batch - 1:  # ratio / clip / KL after the earlier updates moved pi
                     for key in sums:
                         sums[key] += st[key]
@@ -340,6 +355,7 @@ class LearnerActor:
             "trained_tokens": int(sums["tokens"]),
             "sampling_abs_diff": mismatch[0] / mismatch[2] if mismatch[2] else float("nan"),
             "sampling_kl": mismatch[1] / mismatch[2] if mismatch[2] else float("nan"),
+            "tis_weight_mean": is_sum[0] / is_sum[1] if is_sum[1] else 1.0,
         }
 
     # ---- inspection, weights, checkpoints ----------------------------------------------------------------------

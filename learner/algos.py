@@ -151,13 +151,15 @@ def policy_loss(
     sample_weights: torch.Tensor | None = None,
     ref_logprobs: torch.Tensor | None = None,
     kl_beta: float = 0.0,
+    is_weights: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, dict[str, Any]]:
     """The M-GRPO loss of one micro-batch (each row = one action).
 
     logprobs: [B, T] current policy (carries the gradient); old_logprobs: [B, T] the policy that made the batch
     (no gradient); advantages: [B] the trajectory's advantage, repeated for each of its actions; mask: [B, T] 1 on
     action tokens; sample_weights: [B] from `mgrpo_sample_weights` (default 1/B: a plain mean over actions);
-    ref_logprobs: [B, T] frozen reference policy, needed when kl_beta > 0.
+    ref_logprobs: [B, T] frozen reference policy, needed when kl_beta > 0; is_weights: [B, T] truncated importance
+    weights of turns sampled with older weights (`tis_weights`), applied to the policy term only.
     Returns (loss, stats). Summing the losses of micro-batches that share one set of weights gives the batch loss.
     stats are token sums so that callers can add them over micro-batches: tokens, clipped (tokens where the clipped
     term was the active one), approx_kl_sum (k3 of pi_old vs pi_theta), ref_kl_sum, ratio_sum.
@@ -173,6 +175,8 @@ def policy_loss(
     unclipped = ratio * adv
     clipped = torch.clamp(ratio, 1.0 - clip_eps, 1.0 + clip_eps) * adv
     per_token = -torch.minimum(unclipped, clipped)
+    if is_weights is not None:
+        per_token = per_token * is_weights.detach().to(per_token.dtype)
     ref_kl = torch.zeros_like(per_token)
     if kl_beta > 0.0:
         if ref_logprobs is None:
@@ -190,6 +194,17 @@ def policy_loss(
             "ratio_sum": float((ratio * mask).sum()),
         }
     return loss, stats
+
+
+def tis_weights(
+    learner_logprobs: torch.Tensor, sampling_logprobs: torch.Tensor, lags: torch.Tensor, cap: float
+) -> torch.Tensor:
+    """[B, T] truncated importance weights min(pi_learner / pi_sampler, cap) for rows sampled with older weights
+    (lag > 0), as in the asynchronous RL frameworks; exactly 1 on rows without lag and where the sampler's
+    logprob is unknown (NaN). learner_logprobs: the policy before this update (detached)."""
+    w = torch.exp(learner_logprobs.detach().float() - sampling_logprobs.float()).clamp(max=cap)
+    w = torch.where(torch.isnan(sampling_logprobs), torch.ones_like(w), w)
+    return torch.where((lags > 0).unsqueeze(-1), w, torch.ones_like(w))
 
 
 def sft_loss(logprobs: torch.Tensor, mask: torch.Tensor, num_tokens: float | None = None) -> torch.Tensor:

@@ -30,6 +30,8 @@ class Sample:
         default_factory=list
     )  # [C] engine logprobs, for the mismatch report
     where: str = ""  # "task#sample/turn", for error messages
+    version: int = 0  # the weight version that sampled the turn
+    lag: int = 0  # weight versions between the sampler's and the learner's (rollout.overlap_with_learner)
 
     @classmethod
     def from_turn(cls, turn: Turn, where: str = "", **kw: Any) -> Sample:
@@ -38,6 +40,7 @@ class Sample:
             loss_mask=turn.loss_mask,
             sampling_logprobs=list(turn.logprobs),
             where=where,
+            version=int(turn.weight_version),
             **kw,
         )
 
@@ -73,9 +76,14 @@ def demo_samples(trajs: Sequence[Trajectory], max_len: int) -> tuple[list[Sample
 
 
 def rl_samples(
-    groups: Sequence[TrajectoryGroup], max_len: int, eps: float, keep_zero_advantage: bool
+    groups: Sequence[TrajectoryGroup],
+    max_len: int,
+    eps: float,
+    keep_zero_advantage: bool,
+    learner_version: int | None = None,
 ) -> tuple[list[Sample], AdvantageStats, dict[str, int]]:
-    """RL rows with their advantage and M-GRPO weight.
+    """RL rows with their advantage and M-GRPO weight; with `learner_version`, each row's lag (versions between the
+    weights that sampled the turn and the learner's).
 
     Trajectories whose reward is None get no advantage and no rows. Rows with advantage 0 carry no policy gradient;
     they are dropped unless `keep_zero_advantage` (needed when a KL penalty acts on them) but their groups still
@@ -99,6 +107,8 @@ def rl_samples(
     samples = []
     for (s, _, _), w in zip(rows, weights, strict=True):
         s.weight = w
+        if learner_version is not None:
+            s.lag = max(0, learner_version - s.version)
         if s.advantage == 0.0 and not keep_zero_advantage:
             skipped["zero_advantage"] += 1
             continue
@@ -139,6 +149,7 @@ class Batch:
     advantages: torch.Tensor  # [B]
     weights: torch.Tensor  # [B]
     sampling_logprobs: torch.Tensor  # [B, K] engine logprobs on trained tokens (NaN where unknown)
+    lags: torch.Tensor  # [B] weight versions the row's sampler was behind the learner
 
     def to(self, device: torch.device | str) -> Batch:
         moved = {k: (v.to(device) if isinstance(v, torch.Tensor) else v) for k, v in self.__dict__.items()}
@@ -183,4 +194,5 @@ def collate(samples: Sequence[Sample], pad_id: int) -> Batch:
         advantages=torch.tensor([s.advantage for s in samples], dtype=torch.float32),
         weights=torch.tensor([s.weight for s in samples], dtype=torch.float32),
         sampling_logprobs=samp[:, first:],
+        lags=torch.tensor([s.lag for s in samples], dtype=torch.long),
     )

@@ -142,17 +142,27 @@ class Run:
             dropped = drop_iterations(self.out / "log.jsonl", start, trajectories=False)
             dropped += drop_iterations(self.out / "rollouts.jsonl", start, trajectories=True)
             print(f"[train] resuming RL at iteration {start}; {dropped} records of later iterations dropped")
-        print(f"[train] RL on {sampler.size} train tasks; reference: {begun['reference']}", flush=True)
+        overlap = self.cfg.rollout.overlap_with_learner
+        print(
+            f"[train] RL on {sampler.size} train tasks; reference: {begun['reference']}"
+            + ("; rollouts overlap the learner (one version of lag)" if overlap else ""),
+            flush=True,
+        )
         it, stalled = start, 0
+        pending: asyncio.Task | None = (
+            None  # the next iteration's rollouts, started during this update (overlap)
+        )
+        sampler_state = (
+            sampler.state()
+        )  # what a checkpoint saves: before the tasks of unfinished rollouts were drawn
         while it < rl.iterations:
             self.iteration = it
             self.metrics.set("iteration", it)
-            tasks = sampler.sample(rl.tasks_per_iteration)
-            t0 = time.time()
-            groups: list[TrajectoryGroup] = []
-            async for g in self.stack.worker.run_groups(tasks, rl.group_size, iteration=it):
-                groups.append(g)
-            roll = summarize(groups, time.time() - t0)
+            if pending is None:
+                pending = asyncio.create_task(self._rollouts(sampler.sample(rl.tasks_per_iteration), it))
+            groups, seconds = await pending
+            pending = None
+            roll = summarize(groups, seconds)
             trainable = [g for g in groups if not g.failed]
             if not trainable:
                 # Nothing to train on (every group hit an outage): not an iteration. Back off and try again,
@@ -171,7 +181,12 @@ class Run:
             self.metrics.set("stalled", 0)
             sampler.record(trainable, template_of)
             roll["curriculum"] = sampler.weights()
+            sampler_state = sampler.state()
             self._save_groups(groups, "rollouts.jsonl", append=True, phase="rl", iteration=it)
+            if overlap and it + 1 < rl.iterations:
+                # sampled with the weights of before this update; the push below lands between engine requests,
+                # so each turn carries the one version that wrote it (lag <= 1 when iteration it+1 trains)
+                pending = asyncio.create_task(self._rollouts(sampler.sample(rl.tasks_per_iteration), it + 1))
             stats = await self.learner.rl_step.remote(trainable)
             push = await self._push()
             self.metrics.set("reward_mean", roll["success"] or 0.0, phase="rl")
@@ -182,12 +197,21 @@ class Run:
             self._log({"phase": "rl", "iteration": it, "rollout": roll, "learner": stats, "push": push})
             it += 1
             if self.cfg.learner.checkpoint_every and it % self.cfg.learner.checkpoint_every == 0:
-                extra = {"sampler": sampler.state()}
+                # a resumed run draws the in-flight iteration's tasks again from this state: the same tasks
+                extra = {"sampler": sampler_state}
                 await self.learner.save_checkpoint.remote(extra=extra, tag=f"rl-{it}", iteration=it)
         self.iteration = rl.iterations
         await self.learner.save_checkpoint.remote(
             extra={"sampler": sampler.state()}, tag="rl", iteration=rl.iterations
         )
+
+    async def _rollouts(self, tasks: list[Any], iteration: int) -> tuple[list[TrajectoryGroup], float]:
+        """One iteration's groups (in completion order) and the seconds they took."""
+        t0 = time.time()
+        groups = [
+            g async for g in self.stack.worker.run_groups(tasks, self.cfg.rl.group_size, iteration=iteration)
+        ]
+        return groups, time.time() - t0
 
     async def _push(self) -> dict[str, Any]:
         stats = await self.learner.push_weights.remote(self.stack.engines, self.cfg.learner.weight_sync)

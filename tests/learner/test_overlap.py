@@ -1,0 +1,163 @@
+"""Rollouts that overlap the learner update (`rollout.overlap_with_learner`), driven by the real RL loop of
+`learner.train.Run.phase_rl` with small local parts: a rollout worker whose episodes take time and stamp each turn
+with the engine's current weight version, and a learner that turns groups into rows with the real `rl_samples`
+(lags included) and bumps the version on each push. No Ray, no model: the loop's bookkeeping is what is tested.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import torch
+
+from common.config import load_config
+from common.records import Observation, Trajectory, TrajectoryGroup, Turn
+from common.tasks import Task
+from learner.algos import policy_loss, tis_weights
+from learner.samples import rl_samples
+from learner.train import Run
+
+
+class Remote:
+    """`await handle.method.remote(...)` for a local function."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    async def remote(self, *args, **kwargs):
+        out = self.fn(*args, **kwargs)
+        return await out if asyncio.iscoroutine(out) else out
+
+
+class Engine:
+    version = 0
+
+
+class Worker:
+    """Each turn of an episode is written by the engine version current at that moment."""
+
+    def __init__(self, engine: Engine):
+        self.engine, self.made = engine, []
+
+    async def run_groups(self, tasks, group_size, iteration=0, **_):
+        for task in tasks:
+            trajs = []
+            for k in range(group_size):
+                turns = []
+                for i in range(3):
+                    await asyncio.sleep(0.01)
+                    turns.append(
+                        Turn(
+                            index=i,
+                            observation=Observation(text="p"),
+                            prompt_ids=[1, 2, 3],
+                            completion_ids=[4, 5],
+                            logprobs=[-0.5, -0.5],
+                            weight_version=self.engine.version,
+                        )
+                    )
+                trajs.append(Trajectory(task_id=task.task_id, sample_idx=k, turns=turns, reward=float(k % 2)))
+            group = TrajectoryGroup(task_id=task.task_id, trajectories=trajs, iteration=iteration)
+            self.made.append(group)
+            yield group
+
+
+class Learner:
+    def __init__(self, engine: Engine):
+        self.engine, self.version, self.trained, self.lags = engine, 0, [], []
+        self.begin_rl = Remote(lambda ref=None: {"reference": "current weights"})
+        self.driver_state = Remote(lambda: {})
+        self.save_checkpoint = Remote(lambda **kw: "ckpt")
+        self.rl_step = Remote(self._rl_step)
+        self.push_weights = Remote(self._push)
+
+    async def _rl_step(self, groups):
+        samples, _, _ = rl_samples(groups, 4096, 1e-6, keep_zero_advantage=True, learner_version=self.version)
+        self.lags += [s.lag for s in samples]
+        self.trained += [id(t) for g in groups for tr in g.trajectories for t in tr.turns]
+        await asyncio.sleep(0.05)  # the update: overlapped rollouts advance meanwhile
+        return {"tokens_per_s": 1.0}
+
+    def _push(self, engines, method=None):
+        self.version += 1
+        self.engine.version = self.version
+        return {"seconds": 0.0, "method": "file", "bytes": 0, "version": self.version}
+
+
+class Metrics:
+    def set(self, *a, **k):
+        pass
+
+
+class Stack:
+    def __init__(self, worker):
+        self.worker, self.engines = worker, []
+        self.train = [
+            Task(
+                task_id=i,
+                intent_template_id=i % 3,
+                sites=["shopping"],
+                start_url="http://h/",
+                intent="t",
+                eval={"eval_types": ["string_match"], "reference_answers": {"exact_match": "x"}},
+            )
+            for i in range(6)
+        ]
+
+    def tasks(self, split):
+        return self.train
+
+
+def _run(tmp_path, overlap: bool):
+    cfg = load_config(
+        None,
+        [
+            f"logging.output_dir={tmp_path}",
+            f"rollout.overlap_with_learner={str(overlap).lower()}",
+            "rl.iterations=4",
+            "rl.tasks_per_iteration=2",
+            "rl.group_size=2",
+            "rl.expert_solvable=false",
+        ],
+    )
+    engine = Engine()
+    run = Run.__new__(Run)
+    run.cfg, run.out, run.iteration, run.history, run.bc_checkpoint = cfg, tmp_path, 0, [], None
+    run.stack, run.metrics, run.learner = Stack(Worker(engine)), Metrics(), Learner(engine)
+    asyncio.run(run.phase_rl())
+    return run
+
+
+@pytest.mark.parametrize("overlap", [False, True])
+def test_every_turn_is_trained_once_and_the_lag_stays_within_one_version(tmp_path, overlap):
+    run = _run(tmp_path, overlap)
+    made = [id(t) for g in run.stack.worker.made for tr in g.trajectories for t in tr.turns]
+    assert (
+        len(run.stack.worker.made) == 8
+    )  # 4 iterations x 2 tasks: nothing sampled beyond the last iteration
+    assert sorted(run.learner.trained) == sorted(made) and len(set(made)) == len(
+        made
+    )  # none twice, none lost
+    assert max(run.learner.lags) <= 1
+    if overlap:  # the next groups ran during the update, so some of their turns predate the push
+        assert 0 < sum(run.learner.lags) < len(run.learner.lags)
+    else:
+        assert set(run.learner.lags) == {0}
+
+
+def test_importance_weights_are_one_without_lag_and_truncated_with_it():
+    learner = torch.tensor([[-0.1, -2.0, -0.3]])
+    sampler = torch.tensor([[-0.1, -0.5, float("nan")]])
+    assert torch.equal(tis_weights(learner, sampler, torch.tensor([0]), 2.0), torch.ones(1, 3))
+    w = tis_weights(learner, sampler, torch.tensor([1]), 2.0)
+    assert w[0, 0] == 1.0 and w[0, 1] == pytest.approx(torch.exp(torch.tensor(-1.5)).item())
+    assert w[0, 2] == 1.0  # the sampler's logprob is unknown: no correction
+    assert tis_weights(torch.tensor([[0.0]]), torch.tensor([[-3.0]]), torch.tensor([1]), 2.0).item() == 2.0
+    lp = torch.tensor([[-0.2, -1.0, -0.4]], requires_grad=True)
+    args = (lp, lp.detach(), torch.tensor([1.0]), torch.ones(1, 3), 0.2)
+    plain, _ = policy_loss(*args)
+    ones, _ = policy_loss(*args, is_weights=torch.ones(1, 3))
+    assert torch.equal(plain, ones)
+    half, _ = policy_loss(*args, is_weights=torch.full((1, 3), 0.5))
+    assert half.item() == pytest.approx(plain.item() / 2)
