@@ -55,6 +55,11 @@ class InferenceConfig(_Section):
         "idle while engines generate, so on a small machine engines can use its cores",
     )
     seed: int = Field(0, description="engine seed")
+    generate_timeout_s: float = Field(
+        600.0,
+        description="time-out of one generate call; an engine that passes it (or dies) goes out of service, the "
+        "episode's group is re-run, and the engine is restored between iterations",
+    )
 
 
 class RolloutConfig(_Section):
@@ -126,6 +131,9 @@ class BCConfig(_Section):
         "", description="JSONL of demonstration trajectories; '' = generate with the scripted expert"
     )
     epochs: int = Field(1, description="passes over the demonstrations")
+    timeout_s: float = Field(
+        86400.0, description="time-out of the whole behaviour-cloning call to the learner"
+    )
     lr: float = Field(1e-5, description="peak learning rate of behaviour cloning")
     batch_size: int = Field(16, description="demonstration turns per optimizer step")
     warmup_steps: int = Field(0, description="linear LR warm-up steps of behaviour cloning")
@@ -192,6 +200,11 @@ class LearnerConfig(_Section):
         2, description="CPUs the learner actor asks Ray for (Ray sets its torch threads to this)"
     )
     checkpoint_every: int = Field(0, description="checkpoint every N RL iterations (0 = only at phase ends)")
+    call_timeout_s: float = Field(
+        3600.0,
+        description="time-out of each call to the learner (an RL step, a weight push, a checkpoint); behaviour "
+        "cloning, one call for the whole phase, has bc.timeout_s",
+    )
     keep_checkpoints: int = Field(2, description="newest checkpoints kept on disk")
     resume: str = Field("auto", description="auto | never | a checkpoint folder")
 

@@ -386,9 +386,13 @@ class LearnerActor:
             else:
                 yield name, p.data.detach().to(device or p.device, copy=True)
 
-    def push_weights(self, engines: Sequence[Any], method: str | None = None) -> dict[str, Any]:
+    def push_weights(
+        self, engines: Sequence[Any], method: str | None = None, version: int | None = None
+    ) -> dict[str, Any]:
         """Send the current weights to every inference engine (learner/weight_sync.py); the weight version is kept
-        in the learner's state, so it survives a resume. Every rank must call it (ZeRO-3 gathers)."""
+        in the learner's state, so it survives a resume. `version`: push under that version instead of the next
+        one (the current weights again, to an engine that was restarted). Every rank must call it (ZeRO-3
+        gathers)."""
         from dataclasses import asdict
 
         from learner.weight_sync import WeightPusher
@@ -400,7 +404,7 @@ class LearnerActor:
             return {}
         pusher = self._pushers.setdefault(method, WeightPusher(method))  # type: ignore[arg-type]
         pusher.version = int(self.state["weight_version"])
-        stats = pusher.push(self.named_full_parameters(), engines)
+        stats = pusher.push(self.named_full_parameters(), engines, version=version)
         self.state["weight_version"] = stats.version
         return asdict(stats)
 
@@ -416,6 +420,10 @@ class LearnerActor:
     def driver_state(self) -> dict[str, Any]:
         """The driver's own state saved with the checkpoint this learner resumed from (`extra`)."""
         return dict(self.state.get("extra") or {})
+
+    def weight_version(self) -> int:
+        """The version of the current weights (that of the last push; a resumed learner's from its checkpoint)."""
+        return int(self.state["weight_version"])
 
     def current_model_path(self) -> str:
         """The folder an inference engine should start from: the newest checkpoint written or resumed, else the

@@ -80,8 +80,11 @@ class Run:
                 if old.exists():  # a fresh run in a used folder: keep the old files beside it, never append
                     old.rename(self.out / f"{old.stem}.{int(old.stat().st_mtime)}{old.suffix}")
         # Engines load the newest weights: the resumed checkpoint when there is one.
-        model_path = ray.get(self.learner.current_model_path.remote()) if self.learner is not None else None
-        self.stack.start(model_path)
+        model_path, version = None, 0
+        if self.learner is not None:
+            model_path = ray.get(self.learner.current_model_path.remote())
+            version = ray.get(self.learner.weight_version.remote())
+        self.stack.start(model_path, weight_version=version)
         self.stack.worker.on_group = self.metrics.record_group
         print(f"[train] sites: {self.stack.urls}", flush=True)
 
@@ -89,6 +92,7 @@ class Run:
     async def phase_eval(self, label: str) -> dict[str, Any]:
         from rollout_workers.evaluate import evaluate
 
+        await self._heal()
         tasks = self.stack.tasks("test")
         summary, groups = await evaluate(
             self.stack.worker, tasks, self.cfg, label=label, progress=self.cfg.logging.progress
@@ -115,12 +119,12 @@ class Run:
             "inference.max_new_tokens",
             flush=True,
         )
-        stats = await self.learner.train_bc.remote(train, held_out)
+        stats = await self._call("train_bc", train, held_out, timeout=self.cfg.bc.timeout_s)
         self._log(
             {"phase": "bc", "demos": len(train), "held_out_demos": len(held_out), "expert": report, **stats}
         )
         await self._push()
-        self.bc_checkpoint = await self.learner.save_checkpoint.remote(tag="bc")
+        self.bc_checkpoint = await self._call("save_checkpoint", tag="bc")
 
     async def phase_rl(self) -> None:
         from learner.curriculum import TaskSampler
@@ -135,10 +139,10 @@ class Run:
             }
         sampler = TaskSampler(train, rl, solvable, seed=self.cfg.seed)
         template_of = {t.task_id: t.intent_template_id for t in train}
-        begun = await self.learner.begin_rl.remote(self.bc_checkpoint)
+        begun = await self._call("begin_rl", self.bc_checkpoint)
         start = self.iteration
         if start:  # resumed: the sampler continues where the checkpoint left it; later iterations run again
-            sampler.restore((await self.learner.driver_state.remote()).get("sampler"))
+            sampler.restore((await self._call("driver_state")).get("sampler"))
             dropped = drop_iterations(self.out / "log.jsonl", start, trajectories=False)
             dropped += drop_iterations(self.out / "rollouts.jsonl", start, trajectories=True)
             print(f"[train] resuming RL at iteration {start}; {dropped} records of later iterations dropped")
@@ -159,6 +163,7 @@ class Run:
             self.iteration = it
             self.metrics.set("iteration", it)
             if pending is None:
+                await self._heal()
                 pending = asyncio.create_task(self._rollouts(sampler.sample(rl.tasks_per_iteration), it))
             groups, seconds = await pending
             pending = None
@@ -187,7 +192,8 @@ class Run:
                 # sampled with the weights of before this update; the push below lands between engine requests,
                 # so each turn carries the one version that wrote it (lag <= 1 when iteration it+1 trains)
                 pending = asyncio.create_task(self._rollouts(sampler.sample(rl.tasks_per_iteration), it + 1))
-            stats = await self.learner.rl_step.remote(trainable)
+            await self._heal()  # before the update: a restored engine gets the weights its peers hold
+            stats = await self._call("rl_step", trainable)
             push = await self._push()
             self.metrics.set("reward_mean", roll["success"] or 0.0, phase="rl")
             self.metrics.set("group_std", roll["group_reward_std"] or 0.0)
@@ -199,10 +205,10 @@ class Run:
             if self.cfg.learner.checkpoint_every and it % self.cfg.learner.checkpoint_every == 0:
                 # a resumed run draws the in-flight iteration's tasks again from this state: the same tasks
                 extra = {"sampler": sampler_state}
-                await self.learner.save_checkpoint.remote(extra=extra, tag=f"rl-{it}", iteration=it)
+                await self._call("save_checkpoint", extra=extra, tag=f"rl-{it}", iteration=it)
         self.iteration = rl.iterations
-        await self.learner.save_checkpoint.remote(
-            extra={"sampler": sampler.state()}, tag="rl", iteration=rl.iterations
+        await self._call(
+            "save_checkpoint", extra={"sampler": sampler.state()}, tag="rl", iteration=rl.iterations
         )
 
     async def _rollouts(self, tasks: list[Any], iteration: int) -> tuple[list[TrajectoryGroup], float]:
@@ -213,8 +219,57 @@ class Run:
         ]
         return groups, time.time() - t0
 
+    async def _call(self, method: str, *args: Any, timeout: float | None = None, **kwargs: Any) -> Any:
+        """A learner call with a bound (learner.call_timeout_s unless given) and a failure that names it."""
+        limit = self.cfg.learner.call_timeout_s if timeout is None else timeout
+        try:
+            return await asyncio.wait_for(getattr(self.learner, method).remote(*args, **kwargs), limit)
+        except asyncio.TimeoutError as e:
+            raise TimeoutError(f"the learner's {method} gave no answer within {limit:.0f}s") from e
+
+    async def _heal(self) -> None:
+        """Engines out of service (dead, restarted by Ray, or hung) get the current weights and serve again."""
+        router = self.stack.router
+        if router is None or not router.down:
+            return
+
+        async def restore(i: int) -> None:
+            if self.learner is None:  # no learner: the weights an engine starts with are the run's weights
+                return
+            await self._call(
+                "push_weights", [self.stack.engines[i]], self.cfg.learner.weight_sync, version=router.version
+            )
+
+        back = await router.heal(restore)
+        self._log({"phase": "engines", "back_in_service": back, "down": dict(router.down)})
+
     async def _push(self) -> dict[str, Any]:
-        stats = await self.learner.push_weights.remote(self.stack.engines, self.cfg.learner.weight_sync)
+        """Push the weights to the engines in service. An engine that fails during the push goes out of service
+        (healed before the next rollouts) and the others get the same version again."""
+        router = self.stack.router
+        for attempt in (1, 2):
+            serving = router.serving()
+            if not serving:
+                raise RuntimeError(f"no engine is serving: {router.down}")
+            version = None if attempt == 1 else router.version + 1
+            try:
+                stats = await self._call(
+                    "push_weights",
+                    [self.stack.engines[i] for i in serving],
+                    self.cfg.learner.weight_sync,
+                    version=version,
+                )
+                break
+            except Exception as e:
+                if attempt == 2:
+                    raise
+                for i in serving:
+                    try:
+                        await router.probe(i)
+                    except Exception as why:  # noqa: BLE001 - this engine is what failed the push
+                        router.mark_down(i, f"weight push: {type(why).__name__}: {why}"[:300])
+                log.warning("weight push failed (%s); again to the engines still serving", e)
+        router.version = stats["version"]
         self.metrics.set("push_s", stats["seconds"], method=stats["method"])
         print(
             f"[train] weights pushed: {stats['bytes'] / 1e6:.0f} MB in {stats['seconds']:.2f}s "

@@ -24,6 +24,7 @@ from common.records import FinalState, Observation, Stop, Trajectory, Turn
 from common.remote import call
 from common.tasks import Task
 from rollout_workers.policy import PolicyGaveUp
+from rollout_workers.router import EngineDown
 
 # Fewer free tokens than this after the prompt: the history no longer fits, the episode ends (as at max turns).
 MIN_REPLY_ROOM = 16
@@ -109,6 +110,8 @@ async def run_episode(
     except Exception as e:  # noqa: BLE001 - any harness failure makes the episode (and its group) re-runnable
         traj.failure = f"{type(e).__name__}: {e}"[:500]
         traj.termination = "error"
+        # whose failure: the group re-run replaces the browser actor only when the browser side failed
+        traj.meta["failed_part"] = "engine" if isinstance(e, EngineDown) else "browser"
         return EpisodeResult(traj, None)
     finally:
         policy.end(ep.episode_id)

@@ -166,8 +166,9 @@ class RolloutWorker:
                     )
                 )
                 failed = [i for (i, _), r in zip(browsers, last, strict=True) if r.trajectory.failure]
-                for i in failed:
-                    self.pool.replace(i)
+                for i, r in zip([i for i, _ in browsers], last, strict=True):
+                    if r.trajectory.failure and r.trajectory.meta.get("failed_part") != "engine":
+                        self.pool.replace(i)
             if not failed:
                 break
             self.infra_failures += len(failed)

@@ -82,16 +82,18 @@ class InferenceActor:
         name: str = "engine-0",
         dtype: str = "float32",
         weight_sync: str = "file",
+        weight_version: int = 0,
     ):
         """`dtype` is `TrainConfig.model.dtype`; `weight_sync` is `TrainConfig.learner.weight_sync` ("nccl" makes
-        the engine ready for vLLM's NCCL weight-transfer group at start)."""
+        the engine ready for vLLM's NCCL weight-transfer group at start); `weight_version`: the version of the
+        weights at `model_path` (a resumed run's checkpoint)."""
         self.model_path = model_path
         self.cfg = cfg
         self.dtype = dtype
         self.weight_sync = weight_sync
         self.max_model_len = max_model_len
         self.name = name
-        self.weight_version = 0
+        self.weight_version = int(weight_version)
         self._engine: Any = None
         self._start_lock: asyncio.Lock | None = None
         self._update_lock: asyncio.Lock | None = None

@@ -126,7 +126,7 @@ class Stack:
         tok = AutoTokenizer.from_pretrained(self.cfg.model_path)
         self.builder = PromptBuilder.from_config(tok, self.cfg.rollout)
 
-    def start_engines(self, model_path: str | None = None) -> None:
+    def start_engines(self, model_path: str | None = None, weight_version: int = 0) -> None:
         import ray
 
         from rollout_workers.inference import InferenceActor
@@ -135,8 +135,14 @@ class Stack:
         inf = self.cfg.inference
         cls = ray.remote(InferenceActor)
         self.engines = [
+            # Ray restarts a dead engine (with the weights it was created with); the router keeps it out of service
+            # until the driver has pushed it the current weights (EngineRouter.heal).
             cls.options(
-                name=f"engine-{i}", num_cpus=1, num_gpus=inf.gpus_per_engine, max_concurrency=1000
+                name=f"engine-{i}",
+                num_cpus=1,
+                num_gpus=inf.gpus_per_engine,
+                max_concurrency=1000,
+                max_restarts=-1,
             ).remote(
                 model_path or self.cfg.model_path,
                 inf,
@@ -144,12 +150,14 @@ class Stack:
                 name=f"engine-{i}",
                 dtype=self.cfg.model.dtype,
                 weight_sync=self.cfg.learner.weight_sync,
+                weight_version=weight_version,
             )
             for i in range(inf.num_engines)
         ]
         # Start (and warm) every engine now, in parallel, so the first turns do not pay for it.
         ray.get([e.start.remote() for e in self.engines])
-        self.router = EngineRouter(self.engines)
+        self.router = EngineRouter(self.engines, timeout_s=inf.generate_timeout_s)
+        self.router.version = weight_version
 
     def start_browsers(self) -> None:
         import ray
@@ -185,12 +193,12 @@ class Stack:
             for i in range(self.cfg.reward.num_actors)
         ]
 
-    def start(self, model_path: str | None = None, engines: bool = True) -> Stack:
+    def start(self, model_path: str | None = None, engines: bool = True, weight_version: int = 0) -> Stack:
         """Bring everything up; `engines=False` for runs that need no model (the expert's demonstrations)."""
         self.start_environment()
         self.start_builder()
         if engines:
-            self.start_engines(model_path)
+            self.start_engines(model_path, weight_version)
         self.start_browsers()
         self.start_rewarders()
         sandboxes = None

@@ -17,6 +17,7 @@ from common.tasks import Task
 from learner.algos import policy_loss, tis_weights
 from learner.samples import rl_samples
 from learner.train import Run
+from rollout_workers.router import EngineRouter
 
 
 class Remote:
@@ -79,7 +80,7 @@ class Learner:
         await asyncio.sleep(0.05)  # the update: overlapped rollouts advance meanwhile
         return {"tokens_per_s": 1.0}
 
-    def _push(self, engines, method=None):
+    def _push(self, engines, method=None, version=None):
         self.version += 1
         self.engine.version = self.version
         return {"seconds": 0.0, "method": "file", "bytes": 0, "version": self.version}
@@ -92,7 +93,8 @@ class Metrics:
 
 class Stack:
     def __init__(self, worker):
-        self.worker, self.engines = worker, []
+        self.worker, self.engines = worker, [worker.engine]
+        self.router = EngineRouter(self.engines)
         self.train = [
             Task(
                 task_id=i,

@@ -232,3 +232,62 @@ def test_engine_logprobs_at_temperature_are_those_of_the_sampling_distribution(r
     raw = torch.log_softmax(logits, dim=-1).gather(-1, torch.tensor(res.completion_ids)[:, None])[:, 0]
     assert res.logprobs == pytest.approx(want.tolist(), abs=2e-3)
     assert not torch.allclose(want, raw, atol=1e-2)  # the temperature matters for these tokens
+
+
+@pytest.mark.slow
+def test_a_killed_engine_is_restarted_by_ray_and_serves_only_after_it_holds_the_current_weights(
+    rig, tmp_path
+):
+    """The real fault: the engine's process is killed. Ray restarts it (with the weights it was created with, at
+    version 0); the router takes it out of service on the failed call, and `heal` pushes it the current weights
+    under the run's version before it serves again."""
+    import asyncio
+
+    import ray
+
+    from common.config import InferenceConfig
+    from common.models import build_tiny_model
+    from rollout_workers.inference import InferenceActor
+    from rollout_workers.router import EngineDown, EngineRouter
+
+    _, learner = rig
+    path = build_tiny_model(tmp_path / "model")
+    engine = ray.remote(num_cpus=1, max_restarts=-1)(InferenceActor).remote(
+        path, InferenceConfig(cpu_kvcache_gb=1), max_model_len=512, name="engine-restart"
+    )
+    ray.get(engine.start.remote(), timeout=900)
+    router = EngineRouter([engine], timeout_s=300)
+    perturb(learner, 7)
+    sent = learner.state_dict()
+    router.version = WeightPusher("file", version=4).push(sent, [engine]).version
+    want, _ = hf_greedy(learner, PROMPTS[0], 8)
+
+    async def play(episode: str) -> list[int]:
+        res = await router.generate(episode, PROMPTS[0], max_tokens=8, temperature=0.0)
+        assert res.weight_version == router.version
+        return res.completion_ids
+
+    assert asyncio.run(play("before")) == want
+    ray.kill(engine, no_restart=False)
+    with pytest.raises(EngineDown, match="died"):
+        asyncio.run(play("during"))
+    assert 0 in router.down
+
+    async def restore(i: int) -> None:
+        await WeightPusher("file", version=router.version).apush(
+            sent, [router.engines[i]], version=router.version
+        )
+
+    async def heal() -> list[int]:
+        for _ in range(60):  # Ray restarts the actor in the background
+            back = await router.heal(restore)
+            if back:
+                return back
+            await asyncio.sleep(2)
+        return []
+
+    assert asyncio.run(heal()) == [0], router.down
+    assert ray.get(engine.stats.remote())["weight_version"] == 5
+    assert asyncio.run(play("after")) == want  # the restored weights, not the ones it was created with
+    ray.get(engine.shutdown.remote())
+    ray.kill(engine)

@@ -224,3 +224,19 @@ def test_replies_without_an_action_end_the_episode_only_when_they_come_in_a_row(
     worker, _ = _worker([Browser()], overrides=["rollout.max_turns=4"])  # 0 = never: the turn budget ends it
     t = asyncio.run(worker.run_group(_task(), 1, policy=Scripted(["hm"]))).trajectories[0]
     assert t.termination == "max_turns" and len(t.turns) == 4
+
+
+def test_an_engine_failure_reruns_the_group_without_replacing_browsers():
+    from rollout_workers.router import EngineDown
+
+    class Flaky(Policy):
+        async def act(self, episode_id, task, prompt_ids, obs, max_tokens):
+            if not self.ended:  # the first attempt: the engine dies under it
+                raise EngineDown("engine 0 died: RayActorError")
+            return await super().act(episode_id, task, prompt_ids, obs, max_tokens)
+
+    worker, pool = _worker([Browser()])
+    group = asyncio.run(worker.run_group(_task(), 1, policy=Flaky(["```stop [x]```"])))
+    t = group.trajectories[0]
+    assert not group.failed and t.reward == 1.0 and t.meta["attempts"] == 2 and worker.infra_failures == 1
+    assert pool.replaced == 0
