@@ -2,10 +2,15 @@
 
     python -m rollout_workers.evaluate --config configs/cpu_demo.yaml [--checkpoint DIR] [--split test]
     python -m rollout_workers.evaluate --config ... --set rollout.max_turns=30   # test-time scaling: more turns
+    python -m rollout_workers.evaluate --config ... --checkpoint DIR --turns 2,4,8,16   # a sweep and its plot
 
 Runs every task of the split (or a sample of `eval.max_tasks` of them, stratified by template) with
 `eval.samples_per_task` episodes each, at `inference.eval_temperature`, through the same rollout path as training.
 Success carries a 95% Wilson interval and a per-template breakdown.
+
+`--turns` sweeps the turn budget (the paper's test-time scaling analysis): the same task sample is evaluated once
+per budget, and success against turns (with intervals) goes to `turn_sweep.json` and `turn_sweep.png` in the run
+folder. The engines, browsers and reward actors stay up across the sweep.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import json
 import random
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from common.config import TrainConfig, add_config_args, load_config
@@ -47,10 +53,17 @@ def stratified_sample(tasks: list[Task], n: int, seed: int) -> list[Task]:
 
 
 async def evaluate(
-    worker: Any, tasks: list[Task], cfg: TrainConfig, *, label: str = "eval", progress: bool = True
+    worker: Any,
+    tasks: list[Task],
+    cfg: TrainConfig,
+    *,
+    label: str = "eval",
+    progress: bool = True,
+    max_turns: int | None = None,
 ) -> tuple[dict[str, Any], list[TrajectoryGroup]]:
     """`eval.samples_per_task` episodes of each task (a stratified sample of `eval.max_tasks`; the same sample in
-    every evaluation of a run, so before / after numbers compare the same tasks)."""
+    every evaluation of a run, so before / after numbers compare the same tasks), with `max_turns` turns
+    (default rollout.max_turns)."""
     tasks = stratified_sample(tasks, cfg.eval.max_tasks, cfg.seed)
     bar = None
     if progress:
@@ -59,7 +72,7 @@ async def evaluate(
         bar = tqdm(total=len(tasks), desc=f"eval {label}", unit="task", file=sys.stdout)
     t0 = time.time()
     groups: list[TrajectoryGroup] = []
-    async for g in worker.run_groups(tasks, cfg.eval.samples_per_task, evaluation=True):
+    async for g in worker.run_groups(tasks, cfg.eval.samples_per_task, evaluation=True, max_turns=max_turns):
         groups.append(g)
         if bar is not None:
             done = [t.reward for gg in groups for t in gg.trajectories if t.reward is not None]
@@ -70,6 +83,57 @@ async def evaluate(
     return summarize(groups, time.time() - t0), groups
 
 
+async def turn_sweep(
+    worker: Any, tasks: list[Task], cfg: TrainConfig, budgets: list[int], *, progress: bool = True
+) -> tuple[list[dict[str, Any]], dict[int, list[TrajectoryGroup]]]:
+    """Success per turn budget on the same task sample: one row per budget (turns, success, its 95% interval,
+    episodes, mean turns used, seconds) and the groups of each."""
+    rows, groups = [], {}
+    for turns in budgets:
+        summary, got = await evaluate(
+            worker, tasks, cfg, label=f"{turns} turns", progress=progress, max_turns=turns
+        )
+        groups[turns] = got
+        rows.append(
+            {
+                "turns": turns,
+                "success": summary["success"],
+                "success_ci95": summary.get("success_ci95"),
+                "episodes": summary["episodes"],
+                "turns_per_episode": summary.get("turns_per_episode"),
+                "seconds": summary.get("seconds"),
+                "success_by_template": summary.get("success_by_template"),
+            }
+        )
+    return rows, groups
+
+
+def plot_turn_sweep(rows: list[dict[str, Any]], path: Any, title: str = "") -> None:
+    """Success against the turn budget, with 95% intervals, log2 turns on x."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    xs = [r["turns"] for r in rows]
+    ys = [100 * (r["success"] or 0.0) for r in rows]
+    lo = [y - 100 * (r["success_ci95"] or [0, 0])[0] for y, r in zip(ys, rows, strict=True)]
+    hi = [100 * (r["success_ci95"] or [0, 0])[1] - y for y, r in zip(ys, rows, strict=True)]
+    fig, ax = plt.subplots(figsize=(5, 3.5))
+    ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", capsize=3)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(xs, [str(x) for x in xs])
+    ax.set_xlabel("turn budget (max turns per episode)")
+    ax.set_ylabel("held-out success (%)")
+    ax.set_ylim(0, 100)
+    ax.grid(alpha=0.3)
+    if title:
+        ax.set_title(title, fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
 def main(argv: list[str] | None = None) -> int:
     from rollout_workers.stack import Stack, ensure_dir, init_ray
 
@@ -77,10 +141,39 @@ def main(argv: list[str] | None = None) -> int:
     add_config_args(p)
     p.add_argument("--checkpoint", help="model folder to evaluate (default: model.path)")
     p.add_argument("--split", default="test", choices=["train", "test"])
+    p.add_argument("--turns", help="comma-separated turn budgets to sweep, e.g. 2,4,8,16 (test-time scaling)")
     args = p.parse_args(argv)
     cfg = load_config(args.config, args.set)
+    budgets = [int(x) for x in args.turns.split(",")] if args.turns else []
+    if any(b < 1 for b in budgets):
+        p.error(f"--turns needs budgets >= 1, got {args.turns}")
     init_ray(cfg)
     stack = Stack(cfg).start(args.checkpoint)
+    if budgets:
+        try:
+            rows, by_turns = asyncio.run(
+                turn_sweep(stack.worker, stack.tasks(args.split), cfg, budgets, progress=cfg.logging.progress)
+            )
+        finally:
+            stack.close()
+        out = ensure_dir(cfg.output_dir)
+        for turns, groups in by_turns.items():
+            dump_jsonl(
+                [t for g in groups for t in g.trajectories],
+                str(out / f"eval_{args.split}_{turns}turns.jsonl"),
+            )
+        what = args.checkpoint or cfg.model_path
+        (out / "turn_sweep.json").write_text(
+            json.dumps({"checkpoint": what, "rows": rows}, indent=1, default=str)
+        )
+        plot_turn_sweep(rows, out / "turn_sweep.png", title=f"{Path(str(what)).name} on {args.split}")
+        for r in rows:
+            ci = r["success_ci95"] or [float("nan")] * 2
+            print(
+                f"{r['turns']:4d} turns: success {r['success']:.3f} [{ci[0]:.3f}, {ci[1]:.3f}] ({r['episodes']} episodes)"
+            )
+        print(f"-> {out / 'turn_sweep.json'}, {out / 'turn_sweep.png'}")
+        return 0
     try:
         summary, groups = asyncio.run(
             evaluate(

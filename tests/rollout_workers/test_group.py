@@ -240,3 +240,27 @@ def test_an_engine_failure_reruns_the_group_without_replacing_browsers():
     t = group.trajectories[0]
     assert not group.failed and t.reward == 1.0 and t.meta["attempts"] == 2 and worker.infra_failures == 1
     assert pool.replaced == 0
+
+
+def test_a_turn_budget_sweep_evaluates_the_same_tasks_per_budget_and_plots_them(tmp_path, monkeypatch):
+    from rollout_workers import evaluate as ev
+
+    worker, _ = _worker([Browser(), Browser()], overrides=["eval.max_tasks=0"])
+    script = ["```click [1]```", "```click [1]```", "```click [1]```", "```stop [x]```"]
+
+    def sampling_policy(*a, **k):
+        return Scripted(script)
+
+    import rollout_workers.group as group_mod
+
+    monkeypatch.setattr(group_mod, "ModelPolicy", sampling_policy)
+    tasks = [_task(1001), _task(2001)]
+    rows, groups = asyncio.run(ev.turn_sweep(worker, tasks, worker.cfg, [2, 4, 8], progress=False))
+    assert [r["turns"] for r in rows] == [2, 4, 8]
+    assert [r["success"] for r in rows] == [0.0, 1.0, 1.0]  # the script needs 4 turns
+    assert [r["turns_per_episode"] for r in rows] == [2.0, 4.0, 4.0]
+    assert all(
+        sorted(t.task_id for g in groups[b] for t in g.trajectories) == [1001, 2001] for b in (2, 4, 8)
+    )
+    ev.plot_turn_sweep(rows, tmp_path / "sweep.png", title="t")
+    assert (tmp_path / "sweep.png").stat().st_size > 1000
