@@ -6,13 +6,19 @@
 Both modes run the same multi-turn episodes (seeded sampling, so they generate the same tokens): each turn's
 prompt is the episode's history plus a fresh "observation", as in a rollout. Baseline: the episodes one after
 the other on the same engine in the same run. The ratio is concurrent tokens/s over sequential tokens/s.
-Then the model's own weights are pushed back into the engine with each weight-sync method (median of --pushes).
+Then the model's own weights are pushed back into the engine with each weight-sync method (median of --pushes),
+against two baselines measured in the same run on the same weights:
+  recreate   what a redeploy pipeline does: save the weights as a model folder, shut the engine down, start a new
+             one on that folder and serve its first request (targets: push <= 1/50 of it);
+  raw bytes  writing the same tensors to /dev/shm as safetensors and reading them back, nothing else (push <= 3x).
+Also the warnings vLLM logged while reloading (a complete push logs none).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import random
 import statistics
 import sys
@@ -72,6 +78,15 @@ async def run_mode(engine, concurrent: bool, args, vocab: int) -> dict:
     }
 
 
+class _WarningCount(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.count += 1
+
+
 async def bench_pushes(engine, model_path: str, reps: int) -> dict:
     import ray
     import torch
@@ -89,18 +104,69 @@ async def bench_pushes(engine, model_path: str, reps: int) -> dict:
                 out[method] = f"n/a: ray.init failed ({type(e).__name__})"
                 continue
         pusher = WeightPusher(method, version=engine.weight_version)
-        runs = [await pusher.apush(sd, [engine]) for _ in range(reps)]
+        warned = _WarningCount()
+        logging.getLogger("learner.weight_sync").addHandler(warned)  # the pusher logs each engine's warnings
+        try:
+            runs = [await pusher.apush(sd, [engine]) for _ in range(reps)]
+        finally:
+            logging.getLogger("learner.weight_sync").removeHandler(warned)
         out[method] = {
             "seconds_median": statistics.median(r.seconds for r in runs),
             "serialize_seconds_median": statistics.median(r.serialize_seconds for r in runs),
             "engine_seconds_median": statistics.median(r.engine_seconds[0] for r in runs),
             "bytes": runs[0].bytes,
+            "reload_warnings": warned.count,
             "version": runs[-1].version,
         }
     out["nccl"] = (
         "n/a: needs CUDA (not on this machine)" if not torch.cuda.is_available() else "not benchmarked"
     )
     return out
+
+
+async def bench_recreate(engine, model_path: str) -> dict:
+    """Seconds of the two baselines of a push: recreate the engine on a saved folder; write+read the bytes."""
+    import shutil
+
+    import torch
+    from safetensors.torch import load_file, save_file
+    from transformers import AutoModelForCausalLM
+
+    from common.config import InferenceConfig
+    from rollout_workers.inference import InferenceActor
+
+    model = AutoModelForCausalLM.from_pretrained(model_path, dtype=torch.float32)
+    tensors = {
+        k: v.contiguous() for k, v in model.state_dict().items() if k != "lm_head.weight"
+    }  # tied: once
+    raw = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        f = Path("/dev/shm") / f"bench-raw-{time.time_ns()}.safetensors"
+        save_file(tensors, str(f))
+        got = load_file(str(f))
+        raw.append(time.perf_counter() - t0)
+        f.unlink()
+        del got
+    folder = Path(tempfile.mkdtemp(prefix="bench-redeploy-"))
+    t0 = time.perf_counter()
+    model.save_pretrained(folder)
+    for name in (
+        "tokenizer.json",
+        "tokenizer_config.json",
+        "special_tokens_map.json",
+        "generation_config.json",
+    ):
+        if (Path(model_path) / name).exists():
+            shutil.copy(Path(model_path) / name, folder / name)
+    await engine.shutdown()
+    fresh = InferenceActor(str(folder), InferenceConfig(cpu_kvcache_gb=2), max_model_len=2048, name="bench")
+    await fresh.start()
+    await fresh.generate([1, 2, 3], max_tokens=1, temperature=0.0)
+    recreate = time.perf_counter() - t0
+    await fresh.shutdown()
+    shutil.rmtree(folder, ignore_errors=True)
+    return {"recreate_seconds": recreate, "raw_bytes_seconds_median": statistics.median(raw)}
 
 
 async def main_async(args) -> dict:
@@ -125,8 +191,9 @@ async def main_async(args) -> dict:
         flush=True,
     )
     pushes = await bench_pushes(engine, path, args.pushes)
-    await engine.shutdown()
+    baselines = await bench_recreate(engine, path)  # shuts the engine down (it is what a recreate does)
     return {
+        "baselines": baselines,
         "model": path,
         "engine_startup_s": startup,
         "episodes": args.episodes,
@@ -169,13 +236,45 @@ def main() -> None:
             )
         else:
             print(f"  push {method:13s}: {p}")
-    fig = Figure(
-        f"engine tokens/s, {args.episodes} episodes concurrently / one at a time",
-        f"{c['tokens_per_s']:.0f} tok/s",
-        f"{s['tokens_per_s']:.0f} tok/s",
-        r["batching_speedup"],
+    b = r["baselines"]
+    print(
+        f"  recreate engine on a saved folder: {b['recreate_seconds']:.1f}s; raw write+read of the bytes: "
+        f"{b['raw_bytes_seconds_median']:.3f}s"
     )
-    save("inference", [fig], r)
+    figs = [
+        Figure(
+            f"engine tokens/s, {args.episodes} episodes concurrently / one at a time",
+            f"{c['tokens_per_s']:.0f} tok/s",
+            f"{s['tokens_per_s']:.0f} tok/s",
+            r["batching_speedup"],
+        )
+    ]
+    push = r["push"].get("file")
+    if isinstance(push, dict):
+        figs += [
+            Figure(
+                "weight push (file) / engine recreate on the new weights",
+                f"{push['seconds_median']:.3f}s",
+                f"{b['recreate_seconds']:.1f}s",
+                push["seconds_median"] / b["recreate_seconds"],
+                "<= 0.02",
+            ),
+            Figure(
+                "weight push (file) / raw write+read of the same bytes",
+                f"{push['seconds_median']:.3f}s",
+                f"{b['raw_bytes_seconds_median']:.3f}s",
+                push["seconds_median"] / b["raw_bytes_seconds_median"],
+                "<= 3",
+            ),
+            Figure(
+                "vLLM reload warnings over all pushes (complete pushes: none)",
+                str(push.get("reload_warnings", 0)),
+                "0",
+                float(push.get("reload_warnings", 0)),
+                "== 0",
+            ),
+        ]
+    save("inference", figs, r)
 
 
 if __name__ == "__main__":
