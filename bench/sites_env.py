@@ -20,9 +20,8 @@ def bundled_sites(base_port: int = 0, sites: list[str] | None = None) -> Iterato
 
     with tempfile.TemporaryDirectory(prefix="bench-sites-") as tmp:
         cached = Path(default_data_dir()) / "seed"
-        if (
-            cached.is_dir()
-        ):  # seeds are content-addressed (sites.server.seed_version): a copy is a valid cache
+        # seeds are content-addressed (sites.server.seed_version): a copy is a valid cache
+        if cached.is_dir():
             shutil.copytree(cached, Path(tmp) / "seed", ignore=shutil.ignore_patterns(".*", "*.tmp"))
         with SiteServer(base_port=base_port, data_dir=tmp, sites=sites) as srv:
             yield srv

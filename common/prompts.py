@@ -178,9 +178,8 @@ class PromptBuilder:
         ).values()  # <|eot_id|>, <file_sep>, reserved ones
         specials = {str(t) for t in getattr(tokenizer, "all_special_tokens", [])}
         specials |= {t.content for t in added if getattr(t, "special", False)}
-        specials = sorted(
-            (t for t in specials if t), key=len, reverse=True
-        )  # longest first in the alternation
+        # longest first in the alternation
+        specials = sorted((t for t in specials if t), key=len, reverse=True)
         self._special_re = re.compile("|".join(map(re.escape, specials))) if specials else None
         nonce = secrets.token_hex(8)  # sentinels no page or model text will contain
         self._mark = f"\u27e6{nonce}:{{}}\u27e7"
@@ -320,9 +319,8 @@ class PromptBuilder:
     def _messages(self, users: list[str], assistants: list[str], system: str) -> list[dict[str, str]]:
         msgs = [{"role": "system", "content": system}] if self._system_role else []
         for k, user in enumerate(users):
-            if (
-                k == 0 and not self._system_role
-            ):  # templates without a system role: fold it into the first turn
+            # templates without a system role: fold it into the first turn
+            if k == 0 and not self._system_role:
                 user = f"{system}\n\n{user}"
             msgs.append({"role": "user", "content": user})
             if k < len(assistants):

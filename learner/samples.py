@@ -26,9 +26,8 @@ class Sample:
     loss_mask: list[int]  # [L] 1 on generated tokens
     advantage: float = 0.0  # the trajectory's advantage (RL); unused in BC
     weight: float = 1.0  # M-GRPO weight (see algos.mgrpo_sample_weights)
-    sampling_logprobs: list[float] = field(
-        default_factory=list
-    )  # [C] engine logprobs, for the mismatch report
+    # [C] engine logprobs, for the mismatch report and the importance weights of lagged turns
+    sampling_logprobs: list[float] = field(default_factory=list)
     where: str = ""  # "task#sample/turn", for error messages
     version: int = 0  # the weight version that sampled the turn
     lag: int = 0  # weight versions between the sampler's and the learner's (rollout.overlap_with_learner)
@@ -174,9 +173,8 @@ def collate(samples: Sequence[Sample], pad_id: int) -> Batch:
         row_mask[0] = 0.0  # nothing predicts a sequence's first token
         mask[r, length - n :] = row_mask
         ones = [i for i, m in enumerate(s.loss_mask) if m]
-        if len(s.sampling_logprobs) == len(
-            ones
-        ):  # engine logprobs are known for exactly the generated tokens
+        # engine logprobs are known for exactly the generated tokens
+        if len(s.sampling_logprobs) == len(ones):
             for i, lp in zip(ones, s.sampling_logprobs, strict=True):
                 if i > 0:
                     samp[r, length - n + i] = lp

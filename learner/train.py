@@ -153,12 +153,10 @@ class Run:
             flush=True,
         )
         it, stalled = start, 0
-        pending: asyncio.Task | None = (
-            None  # the next iteration's rollouts, started during this update (overlap)
-        )
-        sampler_state = (
-            sampler.state()
-        )  # what a checkpoint saves: before the tasks of unfinished rollouts were drawn
+        # the next iteration's rollouts, started during this update (overlap)
+        pending: asyncio.Task | None = None
+        # what a checkpoint saves: the sampler before the tasks of unfinished rollouts were drawn
+        sampler_state = sampler.state()
         while it < rl.iterations:
             self.iteration = it
             self.metrics.set("iteration", it)

@@ -135,12 +135,10 @@ def _run(tmp_path, overlap: bool):
 def test_every_turn_is_trained_once_and_the_lag_stays_within_one_version(tmp_path, overlap):
     run = _run(tmp_path, overlap)
     made = [id(t) for g in run.stack.worker.made for tr in g.trajectories for t in tr.turns]
-    assert (
-        len(run.stack.worker.made) == 8
-    )  # 4 iterations x 2 tasks: nothing sampled beyond the last iteration
-    assert sorted(run.learner.trained) == sorted(made) and len(set(made)) == len(
-        made
-    )  # none twice, none lost
+    # 4 iterations x 2 tasks: nothing sampled beyond the last iteration
+    assert len(run.stack.worker.made) == 8
+    # none trained twice, none lost
+    assert sorted(run.learner.trained) == sorted(made) and len(set(made)) == len(made)
     assert max(run.learner.lags) <= 1
     if overlap:  # the next groups ran during the update, so some of their turns predate the push
         assert 0 < sum(run.learner.lags) < len(run.learner.lags)
