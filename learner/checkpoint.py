@@ -176,6 +176,28 @@ def load_rng(path: Path) -> None:
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
+@torch.no_grad()
+def load_hf_weights(folder: Path, module: torch.nn.Module) -> None:
+    """Copy the safetensors weights of `folder` (sharded or not) into `module`'s parameters, by name; every
+    parameter must be found (a tied weight under either of its names)."""
+    from safetensors.torch import load_file
+
+    saved: dict[str, torch.Tensor] = {}
+    for f in sorted(Path(folder).glob("*.safetensors")):
+        saved.update(load_file(str(f)))
+    missing = []
+    for name, p in module.named_parameters():
+        t = saved.get(name)
+        if t is None and name == "lm_head.weight":
+            t = saved.get("model.embed_tokens.weight")
+        if t is None:
+            missing.append(name)
+            continue
+        p.data.copy_(t.to(p.dtype))
+    if missing:
+        raise KeyError(f"{folder}: no weights for {missing[:5]}{'...' if len(missing) > 5 else ''}")
+
+
 def save_hf_weights(
     folder: Path,
     tensors: Iterable[tuple[str, torch.Tensor]],

@@ -124,7 +124,8 @@ class Run:
             {"phase": "bc", "demos": len(train), "held_out_demos": len(held_out), "expert": report, **stats}
         )
         await self._push()
-        self.bc_checkpoint = await self._call("save_checkpoint", tag="bc")
+        # weights only: RL, and a run resumed from here, start with a fresh optimizer
+        self.bc_checkpoint = await self._call("save_checkpoint", tag="bc", optimizer=False)
 
     async def phase_rl(self) -> None:
         from learner.curriculum import TaskSampler

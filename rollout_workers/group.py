@@ -68,7 +68,8 @@ class BrowserPool:
                 q.put_nowait(i)
 
     def replace(self, i: int) -> None:
-        """A timed-out or crashed actor is killed and recreated, never reused (STYLE 9)."""
+        """A timed-out or crashed actor is killed and recreated, never reused: its page or process may still hold
+        the failed episode's state."""
         old = self._actors[i]
         if is_ray_actor(old):
             import ray

@@ -5,6 +5,8 @@ One engine for the whole module (plus the frozen reference for the KL term): eng
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -242,3 +244,25 @@ def test_bf16_autocast_on_cpu_keeps_fp32_weights_and_logprobs_close_and_still_tr
         assert all(p.dtype == torch.float32 for _, p in learner.named_full_parameters())
     finally:
         learner.cfg.learner.cpu_autocast = "off"
+
+
+def test_a_weights_only_checkpoint_is_small_and_resumes_from_its_weights_with_a_fresh_optimizer(
+    learner, tmp_path
+):
+    demo = Trajectory(task_id="demo", source="expert", turns=[_turn(0, list(range(10, 40)), [50, 51, 52])])
+    full = Path(learner.save_checkpoint(str(tmp_path / "full")))
+    light = Path(learner.save_checkpoint(str(tmp_path / "light"), optimizer=False))
+    assert not (light / "deepspeed").exists() and (full / "deepspeed").is_dir()
+    size = {p: sum(f.stat().st_size for f in p.rglob("*") if f.is_file()) for p in (full, light)}
+    assert size[light] < size[full] / 2
+    saved, lp_saved = _snapshot(learner), learner.log_probs(demo.turns)
+    learner.bc_step([demo])  # move away from the saved weights (and give Adam some state)
+    moved = _snapshot(learner)
+    learner.load_checkpoint(light)
+    assert learner.log_probs(demo.turns) == pytest.approx(lp_saved, abs=1e-6)
+    assert all(torch.equal(p, saved[n]) for n, p in _snapshot(learner).items())
+    # the optimizer's fp32 master copy was refreshed too: the next step starts from the saved weights
+    learner.bc_step([demo])
+    after = _snapshot(learner)
+    name = "model.embed_tokens.weight"
+    assert (after[name] - saved[name]).norm() < (after[name] - moved[name]).norm()
