@@ -16,7 +16,6 @@ Ratios > 1: faster than fp32. Writes bench/results/learner_options.json.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import time
@@ -114,9 +113,20 @@ def main(argv: list[str] | None = None) -> int:
             "ratio_cpu": base_c / c,
         }
         print(f"| {k} | {tokens / w:.0f} | {base_w / w:.2f} | {base_c / c:.2f} |")
-    res = Path(__file__).resolve().parent / "results"
-    res.mkdir(exist_ok=True)
-    (res / "learner_options.json").write_text(json.dumps(out, indent=1))
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from report import Figure, save
+
+    figs = [
+        Figure(
+            f"learner step speed, {k} / fp32 (same RL-shaped micro-batch)",
+            f"{out['options'][k]['tokens_per_s']:.0f} tok/s",
+            f"{out['options']['fp32']['tokens_per_s']:.0f} tok/s",
+            out["options"][k]["ratio_wall"],
+        )
+        for k in kinds
+        if k != "fp32"
+    ]
+    save("learner_options", figs, out)
     return 0
 
 
