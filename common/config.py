@@ -28,7 +28,9 @@ class ModelConfig(_Section):
         description="HF folder or hub id of the policy; ${VARS} are expanded",
     )
     dtype: Literal["float32", "bfloat16", "float16"] = Field(
-        "float32", description="weights dtype in learner/engine"
+        "float32",
+        description="weights dtype of the inference engines (pushes are cast to it); the learner trains in bf16 "
+        "on GPUs and fp32 on CPUs (learner.cpu_autocast)",
     )
     max_context: int = Field(4096, description="max prompt+completion tokens per turn")
     gradient_checkpointing: bool = Field(False, description="recompute activations in backward (GPU presets)")

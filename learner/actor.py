@@ -404,9 +404,16 @@ class LearnerActor:
             return {}
         pusher = self._pushers.setdefault(method, WeightPusher(method))  # type: ignore[arg-type]
         pusher.version = int(self.state["weight_version"])
-        stats = pusher.push(self.named_full_parameters(), engines, version=version)
+        stats = pusher.push(self._in_engine_dtype(self.named_full_parameters()), engines, version=version)
         self.state["weight_version"] = stats.version
         return asdict(stats)
+
+    def _in_engine_dtype(self, named: Iterator[tuple[str, torch.Tensor]]) -> Iterator[tuple[str, torch.Tensor]]:
+        """The weights as the engines hold them (`model.dtype`): an fp32 learner feeding a bf16 engine sends half
+        the bytes, and vLLM loads them without a dtype-mismatch warning per tensor."""
+        want = getattr(torch, self.cfg.model.dtype, None)
+        for name, t in named:
+            yield name, (t.to(want) if isinstance(want, torch.dtype) and t.is_floating_point() else t)
 
     def resume(self) -> int:
         """The RL steps already done (0 on a fresh start). Resuming itself happens at construction, following
