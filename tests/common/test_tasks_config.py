@@ -128,8 +128,9 @@ def test_records_round_trip(tmp_path):
 def test_no_eval_or_exec_anywhere_in_the_project():
     offenders = []
     for path in ROOT.rglob("*.py"):
-        if ".venv" in path.parts or "build" in path.parts:
-            continue
+        parts = path.relative_to(ROOT).parts
+        if any(p.startswith(".venv") for p in parts) or "build" in parts or "runs" in parts:
+            continue  # virtualenvs (.venv, the benches' .venv-peers) hold other people's code
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if (
