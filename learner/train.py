@@ -365,6 +365,11 @@ class Run:
 
         report = write_report(self.out, read_log(self.out / "log.jsonl"), p.evals)
         print(f"[train] report: {report}", flush=True)
+        total, ckpts = _folder_bytes(self.out), _folder_bytes(self.out / "checkpoints")
+        print(
+            f"[train] run folder {self.out}: {total / 1e9:.2f} GB, of which checkpoints {ckpts / 1e9:.2f} GB",
+            flush=True,
+        )
         return p.evals
 
     def close(self) -> None:
@@ -375,6 +380,13 @@ class Run:
 
             ray.kill(self.learner)
             self.learner = None
+
+
+def _folder_bytes(path: Any) -> int:
+    from pathlib import Path
+
+    root = Path(path)
+    return sum(f.stat().st_size for f in root.rglob("*") if f.is_file()) if root.exists() else 0
 
 
 def main(argv: list[str] | None = None) -> int:

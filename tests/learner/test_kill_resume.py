@@ -1,0 +1,121 @@
+"""A training run killed with SIGKILL at a random point of RL and submitted again ends as an uninterrupted run would:
+the same task for every RL iteration, each iteration logged once, every saved trajectory tagged with its phase and
+iteration. The runs are real `python -m learner.train` processes (own local Ray, bundled sites, vLLM engine,
+DeepSpeed learner) on the tiny model; the kill takes the driver's whole process group, as a lost node would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from common.records import load_jsonl
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500)]
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _overrides(model: str, out: Path) -> list[str]:
+    return [
+        f"model.path={model}",
+        "model.dtype=float32",
+        "model.max_context=4096",
+        "phases=[bc, rl]",
+        "inference.max_new_tokens=12",
+        "inference.cpu_kvcache_gb=1",
+        "rollout.max_turns=2",
+        "rollout.num_browsers=2",
+        "rollout.obs_max_tokens=1500",
+        "rollout.max_inflight_groups=1",
+        "bc.max_demos=16",
+        "bc.held_out=0",
+        "bc.epochs=1",
+        "rl.iterations=4",
+        "rl.tasks_per_iteration=1",
+        "rl.group_size=2",
+        # the task sequence then depends only on the sampler's random state (a mixed curriculum also depends on
+        # the sampled outcomes, which differ between any two runs)
+        "rl.curriculum=uniform",
+        "learner.checkpoint_every=1",
+        "learner.keep_checkpoints=2",
+        "environment.base_port=0",
+        "logging.progress=false",
+        f"logging.output_dir={out}",
+    ]
+
+
+def _start(model: str, out: Path) -> subprocess.Popen:
+    cmd = [sys.executable, "-m", "learner.train", "--config", "configs/cpu_demo.yaml"]
+    for o in _overrides(model, out):
+        cmd += ["--set", o]
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    env["RAY_USAGE_STATS_ENABLED"] = "0"
+    log = open(out.parent / f"{out.name}.{time.time_ns()}.log", "w")  # noqa: SIM115 - closed with the process
+    return subprocess.Popen(
+        cmd, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+    )
+
+
+def _rl_records(out: Path) -> list[dict]:
+    path = out / "log.jsonl"
+    if not path.exists():
+        return []
+    rows = []
+    for line in path.read_text().splitlines():
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError:  # a torn last line while the run writes it
+            continue
+    return [r for r in rows if r.get("phase") == "rl"]
+
+
+def _tasks_by_iteration(out: Path) -> dict[int, list]:
+    got: dict[int, list] = {}
+    for t in load_jsonl(str(out / "rollouts.jsonl")):
+        assert t.meta["phase"] == "rl" and isinstance(t.meta["iteration"], int)
+        got.setdefault(t.meta["iteration"], []).append(t.task_id)
+    return {k: sorted(set(v)) for k, v in sorted(got.items())}
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    # The driver leads its own process group, and its local Ray (raylet, GCS, workers, engines, browsers) joins it:
+    # one killpg takes them all, as a lost machine would. `ray stop` is not used: it would also stop the Ray
+    # cluster other tests of this session share.
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=60)
+    time.sleep(2)
+
+
+def test_sigkill_at_a_random_point_of_rl_then_resubmit_gives_the_uninterrupted_run(tiny_model_dir, tmp_path):
+    whole = tmp_path / "whole"
+    proc = _start(tiny_model_dir, whole)
+    assert proc.wait(timeout=900) == 0
+    want = _tasks_by_iteration(whole)
+    assert sorted(want) == [0, 1, 2, 3]
+
+    killed = tmp_path / "killed"
+    rng = random.Random(os.getpid())
+    kill_after = rng.randrange(0, 3)  # RL iterations logged before the kill
+    proc = _start(tiny_model_dir, killed)
+    deadline = time.time() + 900
+    while len(_rl_records(killed)) <= kill_after and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.5)
+    time.sleep(
+        rng.uniform(0.0, 8.0)
+    )  # anywhere inside the next iteration: rollouts, update, push, checkpoint
+    assert proc.poll() is None, "the run ended before it could be killed"
+    _kill_group(proc)
+
+    proc = _start(tiny_model_dir, killed)
+    assert proc.wait(timeout=900) == 0
+    assert _tasks_by_iteration(killed) == want
+    iterations = [r["iteration"] for r in _rl_records(killed)]
+    assert iterations == [0, 1, 2, 3]  # none repeated, none missing
