@@ -408,7 +408,9 @@ class LearnerActor:
         self.state["weight_version"] = stats.version
         return asdict(stats)
 
-    def _in_engine_dtype(self, named: Iterator[tuple[str, torch.Tensor]]) -> Iterator[tuple[str, torch.Tensor]]:
+    def _in_engine_dtype(
+        self, named: Iterator[tuple[str, torch.Tensor]]
+    ) -> Iterator[tuple[str, torch.Tensor]]:
         """The weights as the engines hold them (`model.dtype`): an fp32 learner feeding a bf16 engine sends half
         the bytes, and vLLM loads them without a dtype-mismatch warning per tensor."""
         want = getattr(torch, self.cfg.model.dtype, None)
