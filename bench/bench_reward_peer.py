@@ -66,15 +66,39 @@ def pick(per_kind: int) -> tuple[list, dict]:
 async def end_states(srv, tasks: list) -> list:
     """(kind, task, config, final state, expected score) for the expert's and the do-nothing episode of every
     task (an expert episode that does not stop is dropped: it is not a scored end state)."""
-    from browser_actors.actor import BrowserActor
-    from common.records import FinalState
-    from sites.expert import run_expert_episode
+    from transformers import AutoTokenizer
 
+    from browser_actors.actor import BrowserActor
+    from common.config import RolloutConfig
+    from common.models import ensure_default_model
+    from common.prompts import PromptBuilder
+    from common.records import FinalState
+    from rollout_workers.episode import run_episode
+    from rollout_workers.policy import ExpertPolicy
+
+    # The expert plays through the one episode loop, with a view large enough to hold whole pages (the end states
+    # are what is compared here, not what a small model could see).
+    ro = RolloutConfig(obs_max_tokens=8000, fold_header=False)
+    builder = PromptBuilder.from_config(AutoTokenizer.from_pretrained(ensure_default_model()), ro)
+    policy = ExpertPolicy(builder, ro.grammar, ro.thinking)
     out = []
     browser = BrowserActor(auth_dir=str(srv.auth_dir), env_urls=srv.urls)
     try:
-        for kind, task, config in tasks:
-            traj, final = await run_expert_episode(task, browser, sandbox=srv.new_sandbox())
+        for kind, unfilled, config in tasks:
+            task = unfilled.with_urls(srv.urls)  # actors receive filled tasks; the reference gets the raw config
+            res = await run_episode(
+                task,
+                browser=browser,
+                policy=policy,
+                builder=builder,
+                max_turns=30,
+                grammar=ro.grammar,
+                thinking=ro.thinking,
+                max_new_tokens=1024,
+                max_context=16384,
+                sandbox=srv.new_sandbox(),
+            )
+            traj, final = res.trajectory, res.final
             if final is not None and traj.termination == "stop":
                 out.append((kind, task, config, final, 1.0))
             site = task.sites[0]
