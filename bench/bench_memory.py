@@ -145,7 +145,7 @@ def _learner_setup():
     cfg = load_config(
         None, [f"logging.output_dir={tempfile.mkdtemp(prefix='bench-mem-')}", "learner.resume=never"]
     )
-    shape = SimpleNamespace(groups=2, group_size=2, turns=2, prompt=384, completion=32)
+    shape = SimpleNamespace(groups=2, group_size=2, turns=2, prompt=384, completion=32, spread=0.5)
     return cfg, model, make_groups(shape, AutoConfig.from_pretrained(model).vocab_size)
 
 
