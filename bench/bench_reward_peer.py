@@ -85,9 +85,8 @@ async def end_states(srv, tasks: list) -> list:
     browser = BrowserActor(auth_dir=str(srv.auth_dir), env_urls=srv.urls)
     try:
         for kind, unfilled, config in tasks:
-            task = unfilled.with_urls(
-                srv.urls
-            )  # actors receive filled tasks; the reference gets the raw config
+            # actors receive filled tasks; the reference gets the raw config
+            task = unfilled.with_urls(srv.urls)
             res = await run_episode(
                 task,
                 browser=browser,
