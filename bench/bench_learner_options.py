@@ -49,16 +49,11 @@ def step(model, opt, batch, autocast: bool) -> None:
     import torch
 
     from learner.algos import sft_loss, token_logprobs
+    from learner.samples import batch_logits
 
     with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
-        out = model(
-            input_ids=batch.input_ids,
-            attention_mask=batch.attention_mask,
-            position_ids=batch.position_ids,
-            logits_to_keep=batch.logits_to_keep,
-            use_cache=False,
-        )
-    loss = sft_loss(token_logprobs(out.logits[:, :-1].float(), batch.targets), batch.mask)
+        logits = batch_logits(model, batch)
+    loss = sft_loss(token_logprobs(logits, batch.targets), batch.mask)
     loss.backward()
     opt.step()
     opt.zero_grad(set_to_none=True)

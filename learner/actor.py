@@ -31,7 +31,7 @@ from common.records import Trajectory, TrajectoryGroup, Turn
 from learner import checkpoint as ckpt
 from learner import engine as eng
 from learner.algos import policy_loss, sft_loss, tis_weights, token_logprobs
-from learner.samples import Batch, Sample, collate, demo_samples, micro_batches, rl_samples
+from learner.samples import Batch, Sample, batch_logits, collate, demo_samples, micro_batches, rl_samples
 
 log = logging.getLogger(__name__)
 
@@ -84,14 +84,7 @@ class LearnerActor:
         """[B, K, V] next-token logits at the kept positions (those that predict `batch.targets`); under
         `learner.cpu_autocast: bf16` the matmuls run in bf16 (the logits come back float32 for the log-softmax)."""
         with eng.autocast(self.cfg):
-            out = model(
-                input_ids=batch.input_ids,
-                attention_mask=batch.attention_mask,
-                position_ids=batch.position_ids,
-                logits_to_keep=batch.logits_to_keep,
-                use_cache=False,
-            )
-        return out.logits[:, :-1].float()
+            return batch_logits(model, batch)
 
     def _logprobs(self, model: Any, batch: Batch, temperature: float = 1.0) -> torch.Tensor:
         """[B, K] logprob of each kept target token under `model` (the engine or the reference), at `temperature`:

@@ -155,6 +155,19 @@ class Batch:
         return Batch(**moved)
 
 
+def batch_logits(model: Any, batch: Batch) -> torch.Tensor:
+    """[B, K, V] float32 next-token logits of `model` at the positions that predict `batch.targets` (the forward
+    the learner trains with; callers choose the autocast around it)."""
+    out = model(
+        input_ids=batch.input_ids,
+        attention_mask=batch.attention_mask,
+        position_ids=batch.position_ids,
+        logits_to_keep=batch.logits_to_keep,
+        use_cache=False,
+    )
+    return out.logits[:, :-1].float()
+
+
 def collate(samples: Sequence[Sample], pad_id: int) -> Batch:
     """Left-pad the rows; keep only the right-edge window that holds every trained token."""
     length = max(len(s.input_ids) for s in samples)
