@@ -24,31 +24,24 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _overrides(model: str, out: Path) -> list[str]:
+    """The smoke test's tiny run, as BC then four RL iterations with a checkpoint after each."""
+    from test_train_smoke import tiny_overrides
+
     return [
-        f"model.path={model}",
+        *tiny_overrides(model, str(out)),
         "model.dtype=float32",
-        "model.max_context=4096",
         "phases=[bc, rl]",
-        "inference.max_new_tokens=12",
-        "inference.cpu_kvcache_gb=1",
-        "rollout.max_turns=2",
-        "rollout.num_browsers=2",
-        "rollout.obs_max_tokens=1500",
         "rollout.max_inflight_groups=1",
         "bc.max_demos=16",
-        "bc.held_out=0",
         "bc.epochs=1",
+        "bc.lr=1e-4",
         "rl.iterations=4",
-        "rl.tasks_per_iteration=1",
-        "rl.group_size=2",
+        "rl.lr=1e-6",
         # the task sequence then depends only on the sampler's random state (a mixed curriculum also depends on
         # the sampled outcomes, which differ between any two runs)
         "rl.curriculum=uniform",
         "learner.checkpoint_every=1",
         "learner.keep_checkpoints=2",
-        "environment.base_port=0",
-        "logging.progress=false",
-        f"logging.output_dir={out}",
     ]
 
 
