@@ -144,7 +144,13 @@ class BCConfig(_Section):
     )
     max_demos: int = Field(
         0,
-        description="demonstrations to collect, balanced across templates (round-robin over them; 0 = all)",
+        description="expert plays to collect demonstrations from, balanced across templates (round-robin over "
+        "them; 0 = all tasks)",
+    )
+    probe_per_template: int = Field(
+        0,
+        description="> 0: play this many tasks of every template first, then spend the rest of max_demos "
+        "round-robin on the templates the expert solved in that round (0 = one round over all templates)",
     )
     held_out: int = Field(
         0, description="demonstrations kept out of training to measure action-token accuracy"

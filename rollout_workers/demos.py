@@ -7,7 +7,8 @@ groups of one: the same browsers, sandboxes, retries, prompt builder and reward 
 carries the exact prompt ids the model will be shown, and the expert only ever acted on the page as that prompt
 shows it (cut to `rollout.obs_max_tokens` real tokens). Episodes the reward checks score 1 are kept.
 
-Tasks are chosen balanced across templates (round-robin, seeded) so that no template dominates behaviour cloning.
+Tasks are chosen balanced across templates (round-robin, seeded) so that no template dominates behaviour cloning;
+`bc.probe_per_template` first probes every template and then spends the rest of the plays on those the expert solved.
 A demonstration whose reply is longer than `inference.max_new_tokens` teaches what the model can never write in
 one turn: each is logged with a warning and counted.
 """
@@ -81,10 +82,40 @@ async def collect_demos(
 ) -> tuple[list[Trajectory], DemoReport]:
     """Play the expert on a template-balanced sample of `limit` tasks (0 = all); the episodes scored 1 and a report.
     Episodes have the model's turn budget (`rollout.max_turns`): a task the expert cannot finish within it is no
-    demonstration, and its template counts as out of reach for RL's `rl.expert_solvable`."""
+    demonstration, and its template counts as out of reach for RL's `rl.expert_solvable`.
+
+    With `bc.probe_per_template` = k > 0 the plays come in two rounds: k tasks of every template first, then the rest
+    of `limit`, round-robin over the templates the expert solved in the first round (tasks not played yet), so the
+    budget goes to demonstrations rather than to templates the expert cannot finish."""
     policy = ExpertPolicy(worker.builder, cfg.rollout.grammar, cfg.rollout.thinking, style=cfg.bc.reply_style)
-    chosen = stratified_sample(tasks, limit, cfg.seed + 1)
     report, kept = DemoReport(), []
+    probe = cfg.bc.probe_per_template
+    templates = {t.intent_template_id for t in tasks}
+    if probe > 0 and 0 < limit and probe * len(templates) < limit:
+        first = stratified_sample(tasks, probe * len(templates), cfg.seed + 1)
+        await _play(worker, first, policy, cfg, report, kept)
+        played = {t.task_id for t in first}
+        solvable = report.solvable_templates()
+        rest = [t for t in tasks if t.intent_template_id in solvable and t.task_id not in played]
+        log.info(
+            "expert probe: %d of %d templates solved in %d plays; %d more plays on those",
+            len(solvable),
+            len(templates),
+            len(first),
+            min(limit - len(first), len(rest)),
+        )
+        await _play(worker, stratified_sample(rest, limit - len(first), cfg.seed + 2), policy, cfg, report, kept)
+    else:
+        await _play(worker, stratified_sample(tasks, limit, cfg.seed + 1), policy, cfg, report, kept)
+    return kept, report
+
+
+async def _play(
+    worker: Any, chosen: list[Task], policy: ExpertPolicy, cfg: TrainConfig, report: DemoReport, kept: list
+) -> None:
+    """Play `chosen` once each with the expert; count every episode in `report`, keep those scored 1 in `kept`."""
+    if not chosen:
+        return
     budget = cfg.inference.max_new_tokens
     async for group in worker.run_groups(chosen, 1, evaluation=True, policy=policy):
         for t in group.trajectories:
@@ -110,7 +141,6 @@ async def collect_demos(
                     max(long),
                 )
             kept.append(t)
-    return kept, report
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -137,3 +137,18 @@ def test_collect_demos_keeps_only_scored_ones_with_exact_ids(shop, local_rollout
     dump_jsonl(demos, str(path))
     back = load_jsonl(str(path))
     assert [b.model_dump() for b in back] == [d.model_dump() for d in demos]
+
+
+def test_a_probe_round_spends_the_remaining_plays_on_templates_the_expert_solved(shop, local_rollout):
+    train = load_split("train", sites=SHOP_SITES)
+    solvable = [t.with_urls(shop.urls) for t in train if t.intent_template_id == 101][:3]
+    unscorable = [t.with_urls(shop.urls) for t in train if t.intent_template_id == FUZZY][:3]
+    worker = local_rollout(
+        shop,
+        overrides=["rollout.obs_max_tokens=4000", "model.max_context=8192", "bc.probe_per_template=1"],
+    )
+    demos, report = asyncio.run(collect_demos(worker, solvable + unscorable, worker.cfg, limit=4))
+    # round one: one task of each template; round two: the 2 plays left go to 101 only (107 was never solved)
+    assert report.played == {101: 3, FUZZY: 1}
+    assert sorted(d.task_id for d in demos) == sorted(t.task_id for t in solvable)
+    assert report.solvable_templates() == {101}
