@@ -9,7 +9,7 @@ export HF_HUB_OFFLINE ?= 1
 export RAY_USAGE_STATS_ENABLED ?= 0
 PYTEST_ARGS ?=
 
-.PHONY: help setup demo demo-miniwob test test-fast bench lint format webarena-tasks clean
+.PHONY: help setup demo demo-miniwob test test-fast bench soak lint format webarena-tasks clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -33,6 +33,9 @@ test-fast: setup ## tests that need no engine, learner or cluster
 bench: setup ## benchmarks against peers measured in the same run; one markdown table (bench/results/table.md)
 	bash bench/setup_peers.sh
 	$(PY) bench/run_all.py $(ARGS)
+
+soak: setup ## 30+ min of the CPU preset under random faults (kills, a paused site, a driver restart); not in test
+	$(PY) scripts/soak.py $(ARGS)
 
 lint: setup ## ruff check and format check
 	$(PY) -m ruff check .

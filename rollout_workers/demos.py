@@ -104,7 +104,9 @@ async def collect_demos(
             len(first),
             min(limit - len(first), len(rest)),
         )
-        await _play(worker, stratified_sample(rest, limit - len(first), cfg.seed + 2), policy, cfg, report, kept)
+        await _play(
+            worker, stratified_sample(rest, limit - len(first), cfg.seed + 2), policy, cfg, report, kept
+        )
     else:
         await _play(worker, stratified_sample(tasks, limit, cfg.seed + 1), policy, cfg, report, kept)
     return kept, report
