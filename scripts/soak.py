@@ -1,7 +1,7 @@
 """The soak (`make soak`, not in `make test`): the CPU preset trains for 30+ minutes on a local Ray cluster while
 real faults are injected at seeded random times; then the run folder is checked for lost or repeated work.
 
-    .venv/bin/python scripts/soak.py [--minutes 30] [--seed 0] [--out runs/soak] [--iterations 24]
+    .venv/bin/python scripts/soak.py [--minutes 30] [--seed 0] [--out runs/soak] [--iterations 40]
 
 1. The storefront runs as its own process (`python -m sites serve`), so it can be paused, and a Ray head is started
    (`ray start --head`, token authentication, dashboard on 127.0.0.1) with a `browser` resource for four browsers.
@@ -82,17 +82,22 @@ class Soak:
         self.sites_data = data
         cmd = [sys.executable, "-m", "sites", "serve", "--base-port", "0", "--data-dir", str(data)]
         cmd += ["--sites", "shopping"]
+        log_path = self.out.parent / f"{self.out.name}-sites.log"
+        # a file, not a pipe: a pipe nobody reads would fill up and block the server
         self.sites = subprocess.Popen(
-            cmd, cwd=ROOT, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+            cmd, cwd=ROOT, env=self.env, stdout=open(log_path, "w"), stderr=subprocess.STDOUT, text=True
         )
-        urls = {}
-        assert self.sites.stdout is not None
-        for line in self.sites.stdout:
-            m = re.match(r"\s+(\w+)\s+(http://\S+)\s+health:", line)
-            if m:
-                urls[m.group(1)] = m.group(2)
-            if "sandbox admin key" in line:
+        urls: dict[str, str] = {}
+        deadline = time.time() + 300
+        while time.time() < deadline and self.sites.poll() is None:
+            text = log_path.read_text()
+            if "sandbox admin key" in text:
+                for line in text.splitlines():
+                    m = re.match(r"\s+(\w+)\s+(http://\S+)\s+health:", line)
+                    if m:
+                        urls[m.group(1)] = m.group(2)
                 break
+            time.sleep(1)
         if not urls:
             raise RuntimeError("the sites printed no URL")
         self.env["WA_SANDBOX_KEY"] = (data / ".sandbox_key").read_text().strip()
