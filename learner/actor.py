@@ -63,14 +63,7 @@ class LearnerActor:
             mc = self.engine.module.config
             pad = mc.pad_token_id if mc.pad_token_id is not None else (mc.eos_token_id or 0)
         self.pad_id = int(pad[0] if isinstance(pad, list) else pad)
-        self.state: dict[str, Any] = {
-            "iteration": 0,
-            "bc_steps": 0,
-            "rl_steps": 0,
-            "optimizer_steps": 0,
-            "weight_version": 0,
-            "extra": {},
-        }
+        self.state = ckpt.LearnerState(model_source=self.model_path)
         self._pushers: dict[str, Any] = {}
         self.last_checkpoint: str | None = None
         self.resumed_from = self.maybe_resume()
@@ -78,7 +71,7 @@ class LearnerActor:
     # ---- forward helpers -------------------------------------------------------------------------------------
     @property
     def iteration(self) -> int:
-        return int(self.state["iteration"])
+        return self.state.iteration
 
     def _logits(self, model: Any, batch: Batch) -> torch.Tensor:
         """[B, K, V] next-token logits at the kept positions (those that predict `batch.targets`); under
@@ -116,15 +109,18 @@ class LearnerActor:
             ]
             norm = float(torch.stack(grads).norm()) if grads else 0.0
         self.engine.step()
-        self.state["optimizer_steps"] += 1
+        self.state.optimizer_steps += 1
         if norm is None:
             got = self.engine.get_global_grad_norm()
             norm = float(got) if got is not None else float("nan")
         return norm
 
     def _finish(self, kind: str, metrics: dict[str, Any], t0: float, tokens: int) -> dict[str, Any]:
-        self.state["iteration"] += 1
-        self.state[f"{kind}_steps"] += 1
+        self.state.iteration += 1
+        if kind == "bc":
+            self.state.bc_steps += 1
+        else:
+            self.state.rl_steps += 1
         seconds = time.perf_counter() - t0
         metrics.update(
             iteration=self.iteration,
@@ -244,13 +240,13 @@ class LearnerActor:
         current weights. A fresh RL phase (no RL step done yet) also starts with a fresh optimizer: Adam's moments
         from BC would push RL's first steps along BC's gradients."""
         rl = self.cfg.rl
-        reference = reference or self.state.get("rl_reference") or None
+        reference = reference or self.state.rl_reference or None
         if rl.kl_beta > 0:
             self.ref = eng.build_reference(reference or self.model_path, self.cfg, self.world_size)
             if reference is None:  # no folder: copy the weights as they are now
                 eng.copy_weights(self.engine.module, self.ref, self.cfg.learner.zero_stage)
-        self.state["rl_reference"] = reference
-        fresh = int(self.state["rl_steps"]) == 0
+        self.state.rl_reference = reference
+        fresh = self.state.rl_steps == 0
         if fresh:
             eng.reset_optimizer(self.engine)
             self.scheduler.begin(rl.lr, self.cfg.learner.warmup_steps)
@@ -276,7 +272,7 @@ class LearnerActor:
             self.cfg.model.max_context,
             rl.adv_eps,
             keep_zero_advantage=kl_on,
-            learner_version=int(self.state["weight_version"]),
+            learner_version=self.state.weight_version,
         )
         lags = [s.lag for s in samples]
         metrics: dict[str, Any] = {
@@ -287,7 +283,7 @@ class LearnerActor:
             **{f"skipped_{k}": v for k, v in skipped.items()},
         }
         if not any(s.advantage != 0.0 for s in samples):
-            self.state["no_signal_batches"] = int(self.state.get("no_signal_batches", 0)) + 1
+            self.state.no_signal_batches += 1
             empty = {"skipped": True, "no_signal": True, "loss": 0.0, "grad_norm": 0.0, "kl": 0.0}
             return self._finish("rl", {**metrics, **empty, "clip_frac": 0.0, "approx_kl": 0.0}, t0, 0)
         batches = self._my_batches(samples)
@@ -396,9 +392,9 @@ class LearnerActor:
                 pass
             return {}
         pusher = self._pushers.setdefault(method, WeightPusher(method))  # type: ignore[arg-type]
-        pusher.version = int(self.state["weight_version"])
+        pusher.version = self.state.weight_version
         stats = pusher.push(self._in_engine_dtype(self.named_full_parameters()), engines, version=version)
-        self.state["weight_version"] = stats.version
+        self.state.weight_version = stats.version
         return asdict(stats)
 
     def _in_engine_dtype(
@@ -413,7 +409,7 @@ class LearnerActor:
     def resume(self) -> int:
         """The RL steps already done (0 on a fresh start). Resuming itself happens at construction, following
         `learner.resume` (auto | never | a folder)."""
-        return int(self.state["rl_steps"])
+        return self.state.rl_steps
 
     def resumed(self) -> bool:
         """Whether this learner started from a checkpoint."""
@@ -421,11 +417,11 @@ class LearnerActor:
 
     def driver_state(self) -> dict[str, Any]:
         """The driver's own state saved with the checkpoint this learner resumed from (`extra`)."""
-        return dict(self.state.get("extra") or {})
+        return dict(self.state.extra)
 
     def weight_version(self) -> int:
         """The version of the current weights (that of the last push; a resumed learner's from its checkpoint)."""
-        return int(self.state["weight_version"])
+        return self.state.weight_version
 
     def current_model_path(self) -> str:
         """The folder an inference engine should start from: the newest checkpoint written or resumed, else the
@@ -446,68 +442,29 @@ class LearnerActor:
         `optimizer=False` writes a weights-only checkpoint (no DeepSpeed state: a quarter of the size in fp32),
         for a point that resumes with a fresh optimizer anyway (the BC result: RL starts with a fresh Adam).
         Under ZeRO-3 the DeepSpeed state is always written (the partitioned weights load only through it)."""
-        import torch.distributed as dist
-
         optimizer = optimizer or self.cfg.learner.zero_stage == 3
-        root_path = Path(root) if root else self.checkpoint_root
         if extra is not None:
-            self.state["extra"] = extra
-        self.state["tag"], self.state["driver_iteration"] = tag, iteration
-        if self.rank == 0:
-            ckpt.begin(root_path, self.iteration)
-        dist.barrier()
-        tmp = ckpt.temp_dir(root_path, self.iteration)
-        weights = self.named_full_parameters()
-        if self.rank == 0:
-            module = self.engine.module
-            ckpt.save_hf_weights(
-                tmp, weights, module.config, getattr(module, "generation_config", None), self.tokenizer
-            )
-        else:
-            for _ in weights:  # take part in the gathers
-                pass
-        if optimizer:
-            self.engine.save_checkpoint(str(tmp / "deepspeed"), tag="state", save_latest=False)
-        ckpt.save_rng(tmp / "rng" / f"rank{self.rank}.pt")
-        dist.barrier()
-        final = ""
-        if self.rank == 0:
-            final = str(ckpt.commit(tmp, {**self.state, "model_source": self.model_path}))
-            ckpt.prune(root_path, self.cfg.learner.keep_checkpoints)
-        dist.barrier()
-        self.last_checkpoint = final or str(root_path / ckpt.checkpoint_name(self.iteration))
+            self.state.extra = extra
+        self.state.tag, self.state.driver_iteration = tag, iteration
+        path = ckpt.save(
+            self.engine,
+            self.rank,
+            Path(root) if root else self.checkpoint_root,
+            self.state,
+            self.named_full_parameters(),
+            self.tokenizer,
+            optimizer=optimizer,
+            keep=self.cfg.learner.keep_checkpoints,
+        )
+        self.last_checkpoint = str(path)
         return self.last_checkpoint
 
-    def load_checkpoint(self, path: str | Path) -> dict[str, Any]:
+    def load_checkpoint(self, path: str | Path) -> ckpt.LearnerState:
         """Restore weights, optimizer, scheduler, RNG and counters from a checkpoint folder, or from the newest
-        complete checkpoint when `path` is a root that holds several."""
-        path = Path(path)
-        if not ckpt.is_complete(path):
-            found = ckpt.latest(path)
-            if found is None:
-                raise FileNotFoundError(f"{path} is neither a complete checkpoint nor a folder holding one")
-            path = found
-        if (path / "deepspeed").is_dir():
-            load_path, _ = self.engine.load_checkpoint(
-                str(path / "deepspeed"),
-                tag="state",
-                load_optimizer_states=True,
-                load_lr_scheduler_states=True,
-            )
-            if load_path is None:
-                raise RuntimeError(f"DeepSpeed could not load {path / 'deepspeed'}")
-        else:  # weights only: the weights, the optimizer's fp32 master copy of them, and a fresh optimizer
-            ckpt.load_hf_weights(path, self.engine.module)
-            master = getattr(self.engine.optimizer, "refresh_fp32_params", None)
-            if master is None:
-                raise RuntimeError(f"{path} holds weights only, which this ZeRO stage cannot load")
-            master()
-            eng.reset_optimizer(self.engine)
-        rng = path / "rng" / f"rank{self.rank}.pt"
-        if rng.exists():
-            ckpt.load_rng(rng)
-        state = ckpt.read_state(path)
-        self.state = {**self.state, **{k: v for k, v in state.items() if k != "model_source"}}
+        complete checkpoint when `path` is a root that holds several (learner/checkpoint.py `load`)."""
+        _, saved = ckpt.load(self.engine, self.rank, path)
+        saved.model_source = self.model_path
+        self.state = saved
         return self.state
 
     def maybe_resume(self) -> str | None:

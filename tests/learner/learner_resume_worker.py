@@ -49,7 +49,7 @@ def main() -> None:
     real_commit = checkpoint.commit
 
     def crashing_commit(tmp, state):
-        if state["iteration"] == kill_at:
+        if state.iteration == kill_at:
             os.kill(os.getpid(), signal.SIGKILL)
         return real_commit(tmp, state)
 

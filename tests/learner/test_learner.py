@@ -116,11 +116,11 @@ def test_all_equal_group_gives_no_gradient(learner):
         ],
     )
     params = _snapshot(learner)
-    steps = learner.state["optimizer_steps"]
+    steps = learner.state.optimizer_steps
     assert learner.cfg.rl.kl_beta > 0  # even with a KL term: a batch without signal makes no step at all
     m = learner.rl_step([group])
     assert m["skipped"] and m["no_signal"] and m["grad_norm"] == 0.0 and m["zero_variance_share"] == 1.0
-    assert learner.state["optimizer_steps"] == steps
+    assert learner.state.optimizer_steps == steps
     assert all(torch.equal(p, params[n]) for n, p in _snapshot(learner).items())
 
 
@@ -146,10 +146,10 @@ def _demo(i: int, prompt: list[int], completion: list[int]) -> Trajectory:
 def test_train_bc_takes_demonstrations_counts_steps_and_measures_held_out_accuracy(learner):
     demos = [_demo(0, list(range(10, 30)), [40, 41]), _demo(1, list(range(10, 25)), [42])]
     held = [_demo(2, list(range(10, 30)), [40, 41])]  # the same action after the same prompt
-    it, bc, rl = learner.iteration, learner.state["bc_steps"], learner.state["rl_steps"]
+    it, bc, rl = learner.iteration, learner.state.bc_steps, learner.state.rl_steps
     out = learner.train_bc(demos, held, epochs=2, batch_size=1)
     assert out["steps"] == 4 and len(out["history"]) == 4 and out["tokens_per_s"] > 0
-    assert learner.iteration == it + 4 and learner.state["bc_steps"] == bc + 4
+    assert learner.iteration == it + 4 and learner.state.bc_steps == bc + 4
     assert learner.resume() == rl  # the driver resumes RL from the RL steps done
     first, last = out["held_out"][0], out["held_out"][-1]
     assert [c["epoch"] for c in out["held_out"]] == [0, 1, 2]
@@ -190,12 +190,12 @@ def test_rl_starts_from_the_bc_policy_as_reference_with_a_fresh_optimizer(learne
 
     learner.bc_step([_demo(5, list(range(500, 540)), [550, 551])])  # BC moved the policy away from the start
     assert inner_optimizer(learner.engine.optimizer).state  # Adam moments from BC
-    steps_done = learner.state["rl_steps"]
-    learner.state["rl_steps"] = 0  # a fresh RL phase
+    steps_done = learner.state.rl_steps
+    learner.state.rl_steps = 0  # a fresh RL phase
     try:
         info = learner.begin_rl()
     finally:
-        learner.state["rl_steps"] += steps_done
+        learner.state.rl_steps += steps_done
     assert info["fresh_optimizer"] and not inner_optimizer(learner.engine.optimizer).state
     prompt = list(range(600, 630))
     group = TrajectoryGroup(
@@ -218,13 +218,13 @@ def test_several_updates_per_batch_use_recomputed_old_logprobs(learner):
             Trajectory(task_id=11, sample_idx=1, turns=[_turn(0, prompt, [1400, 1401])], reward=0.0),
         ],
     )
-    steps = learner.state["optimizer_steps"]
+    steps = learner.state.optimizer_steps
     learner.cfg.rl.updates_per_batch = 3
     try:
         m = learner.rl_step([group])
     finally:
         learner.cfg.rl.updates_per_batch = 1
-    assert learner.state["optimizer_steps"] == steps + 3
+    assert learner.state.optimizer_steps == steps + 3
     # the last pass sees pi_theta != pi_old (two updates later): the ratio moved away from 1
     assert m["approx_kl"] > 0 and m["ratio_mean"] != pytest.approx(1.0, abs=1e-6)
     assert 0.0 <= m["clip_frac"] <= 1.0
