@@ -25,11 +25,13 @@ import json
 import logging
 import sys
 import time
+from dataclasses import asdict
 from typing import Any
 
 from common.config import TrainConfig, add_config_args, expand, load_config
 from common.records import Trajectory, TrajectoryGroup, dump_jsonl, load_jsonl
 from learner.progress import Progress, drop_iterations
+from learner.weight_sync import PushStats
 from rollout_workers.metrics import RayMetrics, RolloutSummary, summarize
 from rollout_workers.stack import Stack, ensure_dir, init_ray
 
@@ -120,7 +122,13 @@ class Run:
         )
         stats = await self._call("train_bc", train, held_out, timeout=self.cfg.bc.timeout_s)
         self._log(
-            {"phase": "bc", "demos": len(train), "held_out_demos": len(held_out), "expert": report, **stats}
+            {
+                "phase": "bc",
+                "demos": len(train),
+                "held_out_demos": len(held_out),
+                "expert": report,
+                **stats.to_json(),
+            }
         )
         await self._push()
         # weights only: RL, and a run resumed from here, start with a fresh optimizer
@@ -196,9 +204,15 @@ class Run:
             stats = await self._call("rl_step", trainable)
             push = await self._push()
             self.metrics.record_rollouts(roll)
-            self.metrics.record_update(stats.get("tokens_per_s") or 0.0)
+            self.metrics.record_update(stats.tokens_per_s)
             self._log(
-                {"phase": "rl", "iteration": it, "rollout": roll.to_json(), "learner": stats, "push": push}
+                {
+                    "phase": "rl",
+                    "iteration": it,
+                    "rollout": roll.to_json(),
+                    "learner": stats.to_json(),
+                    "push": asdict(push),
+                }
             )
             it += 1
             if self.cfg.learner.checkpoint_every and it % self.cfg.learner.checkpoint_every == 0:
@@ -242,7 +256,7 @@ class Run:
         back = await router.heal(restore)
         self._log({"phase": "engines", "back_in_service": back, "down": dict(router.down)})
 
-    async def _push(self) -> dict[str, Any]:
+    async def _push(self) -> PushStats:
         """Push the weights to the engines in service. An engine that fails during the push goes out of service
         (healed before the next rollouts) and the others get the same version again."""
         router = self.stack.router
@@ -268,11 +282,10 @@ class Run:
                     except Exception as why:  # noqa: BLE001 - this engine is what failed the push
                         router.mark_down(i, f"weight push: {type(why).__name__}: {why}"[:300])
                 log.warning("weight push failed (%s); again to the engines still serving", e)
-        router.version = stats["version"]
-        self.metrics.record_push(stats["seconds"], stats["method"])
+        router.version = stats.version
+        self.metrics.record_push(stats.seconds, stats.method)
         print(
-            f"[train] weights pushed: {stats['bytes'] / 1e6:.0f} MB in {stats['seconds']:.2f}s "
-            f"({stats['method']})",
+            f"[train] weights pushed: {stats.bytes / 1e6:.0f} MB in {stats.seconds:.2f}s ({stats.method})",
             flush=True,
         )
         return stats

@@ -57,7 +57,7 @@ def main() -> None:
     learner = LearnerActor(config(out_dir), model_path=model_dir)
     while True:
         m = learner.bc_step([demo()])
-        print(json.dumps({"iteration": m["iteration"], "loss": m["loss"]}), flush=True)
+        print(json.dumps({"iteration": m.iteration, "loss": m.loss}), flush=True)
         if learner.iteration <= 2 or learner.iteration == kill_at:
             learner.save_checkpoint()
             print(json.dumps({"saved": learner.iteration}), flush=True)

@@ -103,7 +103,7 @@ def test_resume_after_sigkill_while_writing_continues_at_the_same_iteration(tiny
         # step 3's loss checks the restored weights; step 4's also the Adam moments and the LR schedule
         for it in (3, 4):
             m = learner.bc_step([worker.demo()])
-            assert m["iteration"] == it and m["loss"] == pytest.approx(losses[it], rel=1e-5)
+            assert m.iteration == it and m.loss == pytest.approx(losses[it], rel=1e-5)
         final = learner.save_checkpoint()
     finally:
         del learner
