@@ -29,6 +29,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parent)]
 os.environ.setdefault("DS_ACCELERATOR", "cpu")
@@ -125,15 +126,18 @@ class PlainLoop:
         )
         return out.loss * len(idx) / len(self.samples)
 
-    def step(self) -> dict:
+    def step(self) -> Any:
+        """One forward+backward+AdamW step; its stats as the learner reports them (the tokens it covered)."""
         import torch
+
+        from learner.stats import StepStats
 
         for idx in self.parts:
             self._loss(idx).backward()
         torch.nn.utils.clip_grad_norm_(self.net.parameters(), self.clip)
         self.opt.step()
         self.opt.zero_grad(set_to_none=True)
-        return {"tokens": self.tokens}
+        return StepStats("rl", tokens=self.tokens)
 
 
 def padding(cfg, groups) -> dict:
@@ -197,7 +201,7 @@ def run(cfg, model: str, groups, repeats: int) -> dict:
             w, c, res = timed(fn)
             walls[name].append(w)
             cpus[name].append(c)
-            tokens = res["tokens"]
+            tokens = res.tokens
     out = {"engine_init_s": init_s, "tokens": tokens, "repeats": repeats}
     for name in contenders:
         out[f"{name}_tokens_per_s"] = tokens / median(walls[name])

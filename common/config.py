@@ -84,6 +84,11 @@ class RolloutConfig(_Section):
         description="in each prompt, fold the lines a page shares from the top with the previous page (site "
         "header, navigation) into one marker line",
     )
+    task_reminder: bool = Field(
+        False,
+        description="repeat the task instruction after the current page, next to where the reply starts (small "
+        "models attend to recent tokens; ~20 tokens a turn)",
+    )
     system_prompt: Literal["full", "compact"] = Field(
         "full", description="full action-space prompt, or ~100 tokens for small models and short contexts"
     )

@@ -7,6 +7,8 @@ The conversation (as in WebRL / WebAgent-R1's code):
     user       "Round 1\\n<feedback><observation 1>"
     ...
     user       "Round k\\n<feedback><observation k, in full>"   + the template's generation prompt
+(`rollout.task_reminder` repeats the task instruction after the current observation only; earlier rounds drop it
+with their pages.)
 
 Dynamic context compression (the paper's): only the current observation is shown in full; earlier ones are replaced
 by `rollout.compression` = "placeholder" (a fixed text, as the paper's code does), "summary" (Observation.short, or
@@ -150,6 +152,7 @@ class PromptBuilder:
         template_kwargs: dict[str, Any] | None = None,
         system: str = "full",
         fold_header: bool = False,
+        task_reminder: bool = False,
     ) -> None:
         if compression not in COMPRESSIONS:
             raise ValueError(
@@ -159,6 +162,7 @@ class PromptBuilder:
         self.grammar, self.thinking, self.compression = grammar, thinking, compression
         self.obs_max_tokens = obs_max_tokens
         self.fold_header = fold_header
+        self.task_reminder = task_reminder
         self.template_kwargs = dict(template_kwargs or {})
         self._system = system_prompt(grammar, thinking, system)
         self._init_args = (
@@ -171,6 +175,7 @@ class PromptBuilder:
             template_kwargs,
             system,
             fold_header,
+            task_reminder,
         )
         self._special_ids = frozenset(getattr(tokenizer, "all_special_ids", []))
         added = getattr(
@@ -205,6 +210,7 @@ class PromptBuilder:
             rollout.obs_max_tokens,
             system=rollout.system_prompt,
             fold_header=rollout.fold_header,
+            task_reminder=rollout.task_reminder,
         )
 
     # ------------------------------------------------------------ public
@@ -296,6 +302,9 @@ class PromptBuilder:
         if obs.infra_error:
             lines.append(f"Note: the page was reloaded after a browser failure ({obs.infra_error}).")
         lines.append(self._observation_text(obs, current or self.compression == "none", previous))
+        if current and self.task_reminder:
+            # after the page, next to where the reply starts: a small model attends to recent tokens far more
+            lines.append(f"\nTask Instruction (as above): {intent}")
         text = "\n".join(lines)
         if self._special_re is not None:
             text = self._special_re.sub(lambda m: m.group(0)[0] + _ZWSP + m.group(0)[1:], text)

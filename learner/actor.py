@@ -32,6 +32,8 @@ from learner import checkpoint as ckpt
 from learner import engine as eng
 from learner.algos import policy_loss, sft_loss, tis_weights, token_logprobs
 from learner.samples import Batch, Sample, batch_logits, collate, demo_samples, micro_batches, rl_samples
+from learner.stats import BCSummary, StepStats
+from learner.weight_sync import PushStats
 
 log = logging.getLogger(__name__)
 
@@ -63,14 +65,7 @@ class LearnerActor:
             mc = self.engine.module.config
             pad = mc.pad_token_id if mc.pad_token_id is not None else (mc.eos_token_id or 0)
         self.pad_id = int(pad[0] if isinstance(pad, list) else pad)
-        self.state: dict[str, Any] = {
-            "iteration": 0,
-            "bc_steps": 0,
-            "rl_steps": 0,
-            "optimizer_steps": 0,
-            "weight_version": 0,
-            "extra": {},
-        }
+        self.state = ckpt.LearnerState(model_source=self.model_path)
         self._pushers: dict[str, Any] = {}
         self.last_checkpoint: str | None = None
         self.resumed_from = self.maybe_resume()
@@ -78,7 +73,7 @@ class LearnerActor:
     # ---- forward helpers -------------------------------------------------------------------------------------
     @property
     def iteration(self) -> int:
-        return int(self.state["iteration"])
+        return self.state.iteration
 
     def _logits(self, model: Any, batch: Batch) -> torch.Tensor:
         """[B, K, V] next-token logits at the kept positions (those that predict `batch.targets`); under
@@ -116,39 +111,36 @@ class LearnerActor:
             ]
             norm = float(torch.stack(grads).norm()) if grads else 0.0
         self.engine.step()
-        self.state["optimizer_steps"] += 1
+        self.state.optimizer_steps += 1
         if norm is None:
             got = self.engine.get_global_grad_norm()
             norm = float(got) if got is not None else float("nan")
         return norm
 
-    def _finish(self, kind: str, metrics: dict[str, Any], t0: float, tokens: int) -> dict[str, Any]:
-        self.state["iteration"] += 1
-        self.state[f"{kind}_steps"] += 1
-        seconds = time.perf_counter() - t0
-        metrics.update(
-            iteration=self.iteration,
-            seconds=seconds,
-            tokens=tokens,
-            tokens_per_s=tokens / seconds if seconds > 0 else 0.0,
-            lr=self.scheduler.get_last_lr()[0],
-        )
-        return metrics
+    def _finish(self, stats: StepStats, t0: float, tokens: int) -> StepStats:
+        self.state.iteration += 1
+        if stats.kind == "bc":
+            self.state.bc_steps += 1
+        else:
+            self.state.rl_steps += 1
+        stats.seconds = time.perf_counter() - t0
+        stats.iteration, stats.tokens, stats.lr = self.iteration, tokens, self.scheduler.get_last_lr()[0]
+        stats.tokens_per_s = tokens / stats.seconds if stats.seconds > 0 else 0.0
+        return stats
 
     # ---- behaviour cloning -------------------------------------------------------------------------------------
-    def bc_step(self, demos: Sequence[Trajectory]) -> dict[str, Any]:
+    def bc_step(self, demos: Sequence[Trajectory]) -> StepStats:
         """One optimizer step of behaviour cloning over every turn of `demos` (trajectories whose turns carry their
         exact prompt / completion ids): the mean NLL over all action tokens of the batch."""
-        samples, skipped = demo_samples(demos, self.cfg.model.max_context)
-        return self._bc_step(samples, {f"skipped_{k}": v for k, v in skipped.items()})
+        samples, dropped = demo_samples(demos, self.cfg.model.max_context)
+        return self._bc_step(samples, StepStats("bc", dropped=dict(dropped)))
 
-    def _bc_step(self, samples: list[Sample], metrics: dict[str, Any] | None = None) -> dict[str, Any]:
+    def _bc_step(self, samples: list[Sample], stats: StepStats) -> StepStats:
         t0 = time.perf_counter()
-        metrics = {"samples": len(samples), **(metrics or {})}
+        stats.samples = len(samples)
         if not samples:
-            return self._finish(
-                "bc", {**metrics, "skipped": True, "loss": float("nan"), "grad_norm": 0.0}, t0, 0
-            )
+            stats.skipped = True
+            return self._finish(stats, t0, 0)
         total = sum(s.trained_tokens for s in samples)
         batches = self._my_batches(samples)
         loss_sum = 0.0
@@ -158,10 +150,9 @@ class LearnerActor:
             loss = sft_loss(self._logprobs(self.engine, batch), batch.mask, total) * self.world_size
             self.engine.backward(loss, scale_wrt_gas=False)
             loss_sum += loss.item() / self.world_size
-        metrics.update(
-            loss=loss_sum, grad_norm=self._optimizer_step(), trained_tokens=total, micro_batches=len(batches)
-        )
-        return self._finish("bc", metrics, t0, sum(len(s.input_ids) for s in samples))
+        stats.loss, stats.grad_norm = loss_sum, self._optimizer_step()
+        stats.trained_tokens, stats.micro_batches = total, len(batches)
+        return self._finish(stats, t0, sum(len(s.input_ids) for s in samples))
 
     def train_bc(
         self,
@@ -170,55 +161,57 @@ class LearnerActor:
         *,
         epochs: int | None = None,
         batch_size: int | None = None,
-    ) -> dict[str, Any]:
+    ) -> BCSummary:
         """Behaviour cloning: `bc.epochs` seeded shuffles of the demonstrations' turns, `bc.batch_size` turns per
         optimizer step, LR `bc.lr` with `bc.warmup_steps` and `bc.schedule`. Action-token accuracy and NLL on the
-        `held_out` demonstrations are measured before the first step and after every epoch. Returns a summary;
-        `history` holds each step's metrics, `held_out` each measurement."""
+        `held_out` demonstrations are measured before the first step and after every epoch. Returns the phase's
+        summary: `history` holds each step's stats, `held_out` each measurement."""
         import random
 
         bc = self.cfg.bc
         epochs = bc.epochs if epochs is None else epochs
         batch_size = bc.batch_size if batch_size is None else batch_size
-        samples, skipped = demo_samples(demos, self.cfg.model.max_context)
+        samples, dropped = demo_samples(demos, self.cfg.model.max_context)
         probe, _ = demo_samples(held_out, self.cfg.model.max_context)
         per_epoch = math.ceil(len(samples) / batch_size) if samples else 0
         self.scheduler.begin(bc.lr, bc.warmup_steps, per_epoch * epochs, bc.schedule)
-        history: list[dict[str, Any]] = []
+        history: list[StepStats] = []
         checks = [{"epoch": 0, **self.evaluate_demos(probe)}] if probe else []
         for epoch in range(epochs):
             order = list(range(len(samples)))
             random.Random(self.cfg.seed + epoch).shuffle(order)
             for i in range(0, len(order), batch_size):
-                step = self._bc_step([samples[j] for j in order[i : i + batch_size]], {"epoch": epoch + 1})
+                step = self._bc_step(
+                    [samples[j] for j in order[i : i + batch_size]], StepStats("bc", epoch=epoch + 1)
+                )
                 history.append(step)
                 log.info(
                     "bc step %d: loss %.4f, grad norm %.3f, lr %.2e",
                     len(history),
-                    step["loss"],
-                    step["grad_norm"],
-                    step["lr"],
+                    step.loss,
+                    step.grad_norm,
+                    step.lr,
                 )
             if probe:
                 checks.append({"epoch": epoch + 1, **self.evaluate_demos(probe)})
                 log.info("bc epoch %d held-out: %s", epoch + 1, checks[-1])
-        done = [h for h in history if not h.get("skipped")]
-        seconds = sum(h["seconds"] for h in history)
-        tokens = sum(h["tokens"] for h in history)
-        return {
-            "steps": len(done),
-            "turns": len(samples),
-            **{f"skipped_{k}": v for k, v in skipped.items()},
-            "loss_first": done[0]["loss"] if done else float("nan"),
-            "loss_last": done[-1]["loss"] if done else float("nan"),
-            "tokens": tokens,
-            "trained_tokens": sum(h.get("trained_tokens", 0) for h in done),
-            "seconds": seconds,
-            "tokens_per_s": tokens / seconds if seconds else 0.0,
-            "iteration": self.iteration,
-            "held_out": checks,
-            "history": history,
-        }
+        done = [h for h in history if not h.skipped]
+        seconds = sum(h.seconds for h in history)
+        tokens = sum(h.tokens for h in history)
+        return BCSummary(
+            steps=len(done),
+            turns=len(samples),
+            dropped=dict(dropped),
+            loss_first=done[0].loss if done else math.nan,
+            loss_last=done[-1].loss if done else math.nan,
+            tokens=tokens,
+            trained_tokens=sum(h.trained_tokens for h in done),
+            seconds=seconds,
+            tokens_per_s=tokens / seconds if seconds else 0.0,
+            iteration=self.iteration,
+            held_out=checks,
+            history=history,
+        )
 
     @torch.no_grad()
     def evaluate_demos(self, samples: Sequence[Sample]) -> dict[str, float]:
@@ -244,20 +237,20 @@ class LearnerActor:
         current weights. A fresh RL phase (no RL step done yet) also starts with a fresh optimizer: Adam's moments
         from BC would push RL's first steps along BC's gradients."""
         rl = self.cfg.rl
-        reference = reference or self.state.get("rl_reference") or None
+        reference = reference or self.state.rl_reference or None
         if rl.kl_beta > 0:
             self.ref = eng.build_reference(reference or self.model_path, self.cfg, self.world_size)
             if reference is None:  # no folder: copy the weights as they are now
                 eng.copy_weights(self.engine.module, self.ref, self.cfg.learner.zero_stage)
-        self.state["rl_reference"] = reference
-        fresh = int(self.state["rl_steps"]) == 0
+        self.state.rl_reference = reference
+        fresh = self.state.rl_steps == 0
         if fresh:
             eng.reset_optimizer(self.engine)
             self.scheduler.begin(rl.lr, self.cfg.learner.warmup_steps)
         self._rl_begun = True
         return {"reference": reference or "current weights", "fresh_optimizer": fresh}
 
-    def rl_step(self, groups: Sequence[TrajectoryGroup]) -> dict[str, Any]:
+    def rl_step(self, groups: Sequence[TrajectoryGroup]) -> StepStats:
         """M-GRPO on finished groups: `rl.updates_per_batch` optimizer steps over the batch.
 
         Old logprobs are those of the policy before this call. With one update they equal the current logprobs, so
@@ -271,32 +264,35 @@ class LearnerActor:
             self.begin_rl()
         rl = self.cfg.rl
         kl_on = rl.kl_beta > 0 and self.ref is not None
-        samples, adv, skipped = rl_samples(
+        samples, adv, dropped = rl_samples(
             groups,
             self.cfg.model.max_context,
             rl.adv_eps,
             keep_zero_advantage=kl_on,
-            learner_version=int(self.state["weight_version"]),
+            learner_version=self.state.weight_version,
         )
         lags = [s.lag for s in samples]
-        metrics: dict[str, Any] = {
-            "samples": len(samples),
-            "lag_max": max(lags, default=0),
-            "lagged_samples": sum(1 for x in lags if x > 0),
-            **adv.as_dict(),
-            **{f"skipped_{k}": v for k, v in skipped.items()},
-        }
+        stats = StepStats(
+            "rl",
+            samples=len(samples),
+            lag_max=max(lags, default=0),
+            lagged_samples=sum(1 for x in lags if x > 0),
+            advantages=adv.as_dict(),
+            dropped=dict(dropped),
+        )
         if not any(s.advantage != 0.0 for s in samples):
-            self.state["no_signal_batches"] = int(self.state.get("no_signal_batches", 0)) + 1
-            empty = {"skipped": True, "no_signal": True, "loss": 0.0, "grad_norm": 0.0, "kl": 0.0}
-            return self._finish("rl", {**metrics, **empty, "clip_frac": 0.0, "approx_kl": 0.0}, t0, 0)
+            self.state.no_signal_batches += 1
+            stats.skipped = stats.no_signal = True
+            stats.loss = 0.0
+            return self._finish(stats, t0, 0)
         batches = self._my_batches(samples)
-        metrics.update(self._rl_updates(batches, kl_on), micro_batches=len(batches))
-        return self._finish("rl", metrics, t0, sum(len(s.input_ids) for s in samples) * rl.updates_per_batch)
+        self._rl_updates(batches, kl_on, stats)
+        stats.micro_batches = len(batches)
+        return self._finish(stats, t0, sum(len(s.input_ids) for s in samples) * rl.updates_per_batch)
 
-    def _rl_updates(self, batches: list[Batch], kl_on: bool) -> dict[str, Any]:
+    def _rl_updates(self, batches: list[Batch], kl_on: bool, stats: StepStats) -> None:
         """`rl.updates_per_batch` optimizer steps over `batches`; the loss, ratio / clip / KL statistics and the
-        engine/learner logprob mismatch."""
+        engine/learner logprob mismatch go into `stats`."""
         rl, temp = self.cfg.rl, self.cfg.inference.temperature
         with torch.no_grad():
             ref = [self._logprobs(self.ref, b, temp) for b in batches] if kl_on else [None] * len(batches)
@@ -338,18 +334,13 @@ class LearnerActor:
                         sums[key] += st[key]
             norms.append(self._optimizer_step())
         n = max(sums["tokens"], 1.0)
-        return {
-            "loss": loss_sum,
-            "grad_norm": norms[-1],
-            "kl": sums["ref_kl_sum"] / n,
-            "clip_frac": sums["clipped"] / n,
-            "approx_kl": sums["approx_kl_sum"] / n,
-            "ratio_mean": sums["ratio_sum"] / n,
-            "trained_tokens": int(sums["tokens"]),
-            "sampling_abs_diff": mismatch[0] / mismatch[2] if mismatch[2] else float("nan"),
-            "sampling_kl": mismatch[1] / mismatch[2] if mismatch[2] else float("nan"),
-            "tis_weight_mean": is_sum[0] / is_sum[1] if is_sum[1] else 1.0,
-        }
+        stats.loss, stats.grad_norm = loss_sum, norms[-1]
+        stats.kl, stats.clip_frac = sums["ref_kl_sum"] / n, sums["clipped"] / n
+        stats.approx_kl, stats.ratio_mean = sums["approx_kl_sum"] / n, sums["ratio_sum"] / n
+        stats.trained_tokens = int(sums["tokens"])
+        stats.sampling_abs_diff = mismatch[0] / mismatch[2] if mismatch[2] else math.nan
+        stats.sampling_kl = mismatch[1] / mismatch[2] if mismatch[2] else math.nan
+        stats.tis_weight_mean = is_sum[0] / is_sum[1] if is_sum[1] else 1.0
 
     # ---- inspection, weights, checkpoints ----------------------------------------------------------------------
     @torch.no_grad()
@@ -381,25 +372,23 @@ class LearnerActor:
 
     def push_weights(
         self, engines: Sequence[Any], method: str | None = None, version: int | None = None
-    ) -> dict[str, Any]:
+    ) -> PushStats | None:
         """Send the current weights to every inference engine (learner/weight_sync.py); the weight version is kept
         in the learner's state, so it survives a resume. `version`: push under that version instead of the next
         one (the current weights again, to an engine that was restarted). Every rank must call it (ZeRO-3
-        gathers)."""
-        from dataclasses import asdict
-
+        gathers); rank 0 pushes and returns the push's stats, the others None."""
         from learner.weight_sync import WeightPusher
 
         method = method or self.cfg.learner.weight_sync
         if self.rank != 0:
             for _ in self.named_full_parameters():
                 pass
-            return {}
+            return None
         pusher = self._pushers.setdefault(method, WeightPusher(method))  # type: ignore[arg-type]
-        pusher.version = int(self.state["weight_version"])
+        pusher.version = self.state.weight_version
         stats = pusher.push(self._in_engine_dtype(self.named_full_parameters()), engines, version=version)
-        self.state["weight_version"] = stats.version
-        return asdict(stats)
+        self.state.weight_version = stats.version
+        return stats
 
     def _in_engine_dtype(
         self, named: Iterator[tuple[str, torch.Tensor]]
@@ -413,7 +402,7 @@ class LearnerActor:
     def resume(self) -> int:
         """The RL steps already done (0 on a fresh start). Resuming itself happens at construction, following
         `learner.resume` (auto | never | a folder)."""
-        return int(self.state["rl_steps"])
+        return self.state.rl_steps
 
     def resumed(self) -> bool:
         """Whether this learner started from a checkpoint."""
@@ -421,11 +410,11 @@ class LearnerActor:
 
     def driver_state(self) -> dict[str, Any]:
         """The driver's own state saved with the checkpoint this learner resumed from (`extra`)."""
-        return dict(self.state.get("extra") or {})
+        return dict(self.state.extra)
 
     def weight_version(self) -> int:
         """The version of the current weights (that of the last push; a resumed learner's from its checkpoint)."""
-        return int(self.state["weight_version"])
+        return self.state.weight_version
 
     def current_model_path(self) -> str:
         """The folder an inference engine should start from: the newest checkpoint written or resumed, else the
@@ -446,68 +435,29 @@ class LearnerActor:
         `optimizer=False` writes a weights-only checkpoint (no DeepSpeed state: a quarter of the size in fp32),
         for a point that resumes with a fresh optimizer anyway (the BC result: RL starts with a fresh Adam).
         Under ZeRO-3 the DeepSpeed state is always written (the partitioned weights load only through it)."""
-        import torch.distributed as dist
-
         optimizer = optimizer or self.cfg.learner.zero_stage == 3
-        root_path = Path(root) if root else self.checkpoint_root
         if extra is not None:
-            self.state["extra"] = extra
-        self.state["tag"], self.state["driver_iteration"] = tag, iteration
-        if self.rank == 0:
-            ckpt.begin(root_path, self.iteration)
-        dist.barrier()
-        tmp = ckpt.temp_dir(root_path, self.iteration)
-        weights = self.named_full_parameters()
-        if self.rank == 0:
-            module = self.engine.module
-            ckpt.save_hf_weights(
-                tmp, weights, module.config, getattr(module, "generation_config", None), self.tokenizer
-            )
-        else:
-            for _ in weights:  # take part in the gathers
-                pass
-        if optimizer:
-            self.engine.save_checkpoint(str(tmp / "deepspeed"), tag="state", save_latest=False)
-        ckpt.save_rng(tmp / "rng" / f"rank{self.rank}.pt")
-        dist.barrier()
-        final = ""
-        if self.rank == 0:
-            final = str(ckpt.commit(tmp, {**self.state, "model_source": self.model_path}))
-            ckpt.prune(root_path, self.cfg.learner.keep_checkpoints)
-        dist.barrier()
-        self.last_checkpoint = final or str(root_path / ckpt.checkpoint_name(self.iteration))
+            self.state.extra = extra
+        self.state.tag, self.state.driver_iteration = tag, iteration
+        path = ckpt.save(
+            self.engine,
+            self.rank,
+            Path(root) if root else self.checkpoint_root,
+            self.state,
+            self.named_full_parameters(),
+            self.tokenizer,
+            optimizer=optimizer,
+            keep=self.cfg.learner.keep_checkpoints,
+        )
+        self.last_checkpoint = str(path)
         return self.last_checkpoint
 
-    def load_checkpoint(self, path: str | Path) -> dict[str, Any]:
+    def load_checkpoint(self, path: str | Path) -> ckpt.LearnerState:
         """Restore weights, optimizer, scheduler, RNG and counters from a checkpoint folder, or from the newest
-        complete checkpoint when `path` is a root that holds several."""
-        path = Path(path)
-        if not ckpt.is_complete(path):
-            found = ckpt.latest(path)
-            if found is None:
-                raise FileNotFoundError(f"{path} is neither a complete checkpoint nor a folder holding one")
-            path = found
-        if (path / "deepspeed").is_dir():
-            load_path, _ = self.engine.load_checkpoint(
-                str(path / "deepspeed"),
-                tag="state",
-                load_optimizer_states=True,
-                load_lr_scheduler_states=True,
-            )
-            if load_path is None:
-                raise RuntimeError(f"DeepSpeed could not load {path / 'deepspeed'}")
-        else:  # weights only: the weights, the optimizer's fp32 master copy of them, and a fresh optimizer
-            ckpt.load_hf_weights(path, self.engine.module)
-            master = getattr(self.engine.optimizer, "refresh_fp32_params", None)
-            if master is None:
-                raise RuntimeError(f"{path} holds weights only, which this ZeRO stage cannot load")
-            master()
-            eng.reset_optimizer(self.engine)
-        rng = path / "rng" / f"rank{self.rank}.pt"
-        if rng.exists():
-            ckpt.load_rng(rng)
-        state = ckpt.read_state(path)
-        self.state = {**self.state, **{k: v for k, v in state.items() if k != "model_source"}}
+        complete checkpoint when `path` is a root that holds several (learner/checkpoint.py `load`)."""
+        _, saved = ckpt.load(self.engine, self.rank, path)
+        saved.model_source = self.model_path
+        self.state = saved
         return self.state
 
     def maybe_resume(self) -> str | None:

@@ -4,30 +4,62 @@ A checkpoint is `<root>/ckpt-<iteration:08d>/`, itself a Hugging Face model fold
 tokenizer files) that `transformers.AutoModelForCausalLM.from_pretrained` and `vllm serve` load directly, plus:
     deepspeed/          optimizer, scheduler and (partitioned) module states, written by DeepSpeed
     rng/rank<r>.pt      Python / NumPy / torch (and CUDA) RNG states of each rank
-    trainer_state.json  iteration counters and the driver's extra state
+    trainer_state.json  `LearnerState`: iteration counters, weight version, the driver's extra state
     COMPLETE            written last, after every file and folder above is fsynced
 Everything is written into `<root>/.tmp-ckpt-<iteration>/` and renamed into place after COMPLETE is written, so a
 crash while writing leaves either a temp folder (ignored, removed at the next save) or nothing; never a folder that
 looks complete. The temp name is deterministic so that every rank of a multi-process learner writes into the same
-folder (on a shared file system).
+folder (on a shared file system). `save` and `load` are the whole choreography of a multi-rank DeepSpeed learner.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import random
 import shutil
 from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 import torch
 
+log = logging.getLogger(__name__)
+
 PREFIX = "ckpt-"
 MARKER = "COMPLETE"
 STATE_FILE = "trainer_state.json"
 SHARD_BYTES = 4 * 1024**3  # safetensors shard size, as HF folders usually have
+
+
+@dataclass
+class LearnerState:
+    """What a learner saves with every checkpoint (trainer_state.json) and takes back on resume."""
+
+    iteration: int = 0  # learner steps of either kind: names the checkpoint folder
+    bc_steps: int = 0
+    rl_steps: int = 0
+    optimizer_steps: int = 0  # steps that changed the parameters (an RL batch with no signal makes none)
+    no_signal_batches: int = 0  # RL batches whose advantages were all zero
+    weight_version: int = 0  # the version of the last weights pushed to the engines
+    rl_reference: str | None = None  # the KL reference RL began with (the BC result), kept for a resumed run
+    tag: str | None = None  # the driver's name for this checkpoint ("bc", "rl-4", "rl")
+    driver_iteration: int | None = None  # the driver's RL iteration when it was written
+    extra: dict[str, Any] = field(default_factory=dict)  # the driver's own state (its task sampler)
+    model_source: str = ""  # the model folder the learner started from
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> LearnerState:
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            log.warning("trainer state: ignoring unknown fields %s", unknown)
+        return cls(**{k: v for k, v in data.items() if k in known})
 
 
 def checkpoint_name(iteration: int) -> str:
@@ -122,14 +154,14 @@ def fsync_tree(root: Path) -> None:
         _fsync_dir(folder)
 
 
-def commit(tmp: Path, state: dict[str, Any]) -> Path:
+def commit(tmp: Path, state: LearnerState) -> Path:
     """Flush everything written so far, write the state and the COMPLETE marker, then move the folder into place
     (replacing a same-iteration one)."""
-    _fsync_write(tmp / STATE_FILE, json.dumps(state, indent=2, sort_keys=True))
+    _fsync_write(tmp / STATE_FILE, json.dumps(state.to_json(), indent=2, sort_keys=True))
     fsync_tree(tmp)
     _fsync_write(tmp / MARKER, "ok\n")
     _fsync_dir(tmp)
-    final = tmp.parent / checkpoint_name(int(state["iteration"]))
+    final = tmp.parent / checkpoint_name(state.iteration)
     if final.exists():
         trash = tmp.parent / f".tmp-old-{final.name}"
         final.rename(trash)
@@ -151,8 +183,79 @@ def prune(root: str | Path, keep: int) -> list[Path]:
     return old
 
 
-def read_state(path: str | Path) -> dict[str, Any]:
-    return json.loads((Path(path) / STATE_FILE).read_text(encoding="utf-8"))
+def read_state(path: str | Path) -> LearnerState:
+    return LearnerState.from_json(json.loads((Path(path) / STATE_FILE).read_text(encoding="utf-8")))
+
+
+# -- the choreography of a (multi-rank) DeepSpeed learner -------------------------------------------------------
+def save(
+    engine: Any,
+    rank: int,
+    root: str | Path,
+    state: LearnerState,
+    weights: Iterable[tuple[str, torch.Tensor]],
+    tokenizer: Any = None,
+    *,
+    optimizer: bool = True,
+    keep: int = 0,
+) -> Path:
+    """Every rank calls this together: rank 0 opens the temp folder and writes the full weights (`weights` is
+    gathered by all ranks under ZeRO-3, so every rank iterates it), each rank writes its DeepSpeed partition (unless
+    `optimizer` is False) and its RNG state, then rank 0 commits and prunes to the newest `keep`. Returns the
+    checkpoint folder (complete on return, on every rank)."""
+    import torch.distributed as dist
+
+    root = Path(root)
+    if rank == 0:
+        begin(root, state.iteration)
+    dist.barrier()
+    tmp = temp_dir(root, state.iteration)
+    if rank == 0:
+        module = engine.module
+        save_hf_weights(tmp, weights, module.config, getattr(module, "generation_config", None), tokenizer)
+    else:
+        for _ in weights:  # take part in the gathers
+            pass
+    if optimizer:
+        engine.save_checkpoint(str(tmp / "deepspeed"), tag="state", save_latest=False)
+    save_rng(tmp / "rng" / f"rank{rank}.pt")
+    dist.barrier()
+    if rank == 0:
+        commit(tmp, state)
+        prune(root, keep)
+    dist.barrier()
+    return root / checkpoint_name(state.iteration)
+
+
+def load(engine: Any, rank: int, path: str | Path) -> tuple[Path, LearnerState]:
+    """Restore a DeepSpeed learner from a checkpoint folder, or from the newest complete one under a root: its
+    DeepSpeed state (weights, optimizer, scheduler) when it has one, else its weights with a fresh optimizer; the
+    rank's RNG state. Returns the folder used and its saved state."""
+    from learner.engine import reset_optimizer
+
+    path = Path(path)
+    if not is_complete(path):
+        found = latest(path)
+        if found is None:
+            raise FileNotFoundError(f"{path} is neither a complete checkpoint nor a folder holding one")
+        path = found
+    if (path / "deepspeed").is_dir():
+        load_path, _ = engine.load_checkpoint(
+            str(path / "deepspeed"), tag="state", load_optimizer_states=True, load_lr_scheduler_states=True
+        )
+        if load_path is None:
+            raise RuntimeError(f"DeepSpeed could not load {path / 'deepspeed'}")
+    else:  # weights only: the weights, the optimizer's fp32 master copy of them, and a fresh optimizer
+        load_hf_weights(path, engine.module)
+        master = getattr(engine.optimizer, "refresh_fp32_params", None)
+        if master is None:
+            raise RuntimeError(f"{path} holds weights only, which this ZeRO stage cannot load")
+        master()
+        reset_optimizer(engine)
+    rng = path / "rng" / f"rank{rank}.pt"
+    if rng.exists():
+        load_rng(rng)
+    return path, read_state(path)
 
 
 def save_rng(path: Path) -> None:

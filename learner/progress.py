@@ -17,7 +17,8 @@ import json
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+
+from rollout_workers.metrics import RolloutSummary
 
 FILE = "progress.json"
 
@@ -26,7 +27,7 @@ FILE = "progress.json"
 class Progress:
     next_phase: int = 0  # index into cfg.phases of the first phase not finished
     stage: str = "before_bc"  # the label of the next evaluation
-    evals: dict[str, Any] = field(default_factory=dict)  # label -> summary of finished evaluations
+    evals: dict[str, RolloutSummary] = field(default_factory=dict)  # label -> a finished evaluation
     bc_checkpoint: str | None = None
     finished: bool = False
 
@@ -35,7 +36,9 @@ class Progress:
         path = Path(run_dir) / FILE
         if not path.exists():
             return None
-        return cls(**json.loads(path.read_text(encoding="utf-8")))
+        data = json.loads(path.read_text(encoding="utf-8"))
+        data["evals"] = {k: RolloutSummary.from_json(v) for k, v in (data.get("evals") or {}).items()}
+        return cls(**data)
 
     def save(self, run_dir: str | Path) -> None:
         """Atomically: a temp file, fsynced, renamed over the old one."""

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from common.records import Trajectory, load_jsonl
+from rollout_workers.metrics import RolloutSummary
 
 
 def read_log(path: Path) -> list[dict[str, Any]]:
@@ -32,7 +33,9 @@ def read_log(path: Path) -> list[dict[str, Any]]:
     return records
 
 
-def write_report(out: Path, history: list[dict[str, Any]], evals: dict[str, Any]) -> Path:
+def write_report(out: Path, history: list[dict[str, Any]], evals: dict[str, RolloutSummary]) -> Path:
+    """report.md in `out`: the evaluations (with intervals and per template), BC and RL in brief, the curve and the
+    trajectory viewer. `history` is the JSONL log's records; its `rollout` entries are read as `RolloutSummary`."""
     out = Path(out)
     _curve(out / "curve.png", history)
     viewer = _viewer(out)
@@ -43,11 +46,11 @@ def write_report(out: Path, history: list[dict[str, Any]], evals: dict[str, Any]
         "|---|---|---|---|---|",
     ]
     for label, s in evals.items():
-        sites = ", ".join(f"{k} {v:.2f}" for k, v in s.get("success_by_site", {}).items())
-        succ = "n/a" if s.get("success") is None else f"{s['success']:.3f}"
-        ci = s.get("success_ci95")
+        sites = ", ".join(f"{k} {v:.2f}" for k, v in s.success_by_site.items())
+        succ = "n/a" if s.success is None else f"{s.success:.3f}"
+        ci = s.success_ci95
         interval = f"[{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "n/a"
-        lines.append(f"| {label} | {succ} | {interval} | {s.get('episodes')} | {sites} |")
+        lines.append(f"| {label} | {succ} | {interval} | {s.episodes} | {sites} |")
     lines += _template_table(evals)
     bc = next((h for h in history if h.get("phase") == "bc"), None)
     if bc:
@@ -61,10 +64,10 @@ def write_report(out: Path, history: list[dict[str, Any]], evals: dict[str, Any]
         ]
     rl = [h for h in history if h.get("phase") == "rl"]
     if rl:
+        last = RolloutSummary.from_json(rl[-1]["rollout"])
         lines += [
             "",
-            f"RL iterations: {len(rl)}; last rollout success "
-            f"{rl[-1]['rollout'].get('success')}; learner tokens/s "
+            f"RL iterations: {len(rl)}; last rollout success {last.success}; learner tokens/s "
             f"{rl[-1]['learner'].get('tokens_per_s')}",
         ]
     lines += ["", "![learning curve](curve.png)", "", f"Trajectories: [{viewer.name}]({viewer.name})", ""]
@@ -73,17 +76,17 @@ def write_report(out: Path, history: list[dict[str, Any]], evals: dict[str, Any]
     return path
 
 
-def _template_table(evals: dict[str, Any]) -> list[str]:
+def _template_table(evals: dict[str, RolloutSummary]) -> list[str]:
     """Success per template (rows) and evaluation (columns), as successes/episodes."""
-    labels = [k for k, v in evals.items() if v.get("success_by_template")]
+    labels = [k for k, v in evals.items() if v.success_by_template]
     if not labels:
         return []
-    templates = sorted({t for k in labels for t in evals[k]["success_by_template"]}, key=str)
+    templates = sorted({t for k in labels for t in evals[k].success_by_template}, key=str)
     out = ["", "| template | " + " | ".join(labels) + " |", "|---|" + "---|" * len(labels)]
     for t in templates:
         cells = []
         for k in labels:
-            cell = evals[k]["success_by_template"].get(t)
+            cell = evals[k].success_by_template.get(t)
             cells.append(f"{round(cell['success'] * cell['episodes'])}/{cell['episodes']}" if cell else "-")
         out.append(f"| {t} | " + " | ".join(cells) + " |")
     return out
@@ -96,7 +99,11 @@ def _curve(path: Path, history: list[dict[str, Any]]) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4))
-    rl = [(h["iteration"], h["rollout"].get("success")) for h in history if h.get("phase") == "rl"]
+    rl = [
+        (h["iteration"], RolloutSummary.from_json(h["rollout"]).success)
+        for h in history
+        if h.get("phase") == "rl"
+    ]
     rl = [(i, s) for i, s in rl if s is not None]
     if rl:
         ax.plot([i for i, _ in rl], [s for _, s in rl], marker=".", label="RL rollout success (train tasks)")
@@ -178,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     out = Path(argv[0])
     history = read_log(out / "log.jsonl")
-    evals = {h["label"]: h for h in history if h.get("phase") == "eval"}
+    evals = {h["label"]: RolloutSummary.from_json(h) for h in history if h.get("phase") == "eval"}
     print(write_report(out, history, evals))
     return 0
 

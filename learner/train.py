@@ -25,12 +25,14 @@ import json
 import logging
 import sys
 import time
+from dataclasses import asdict
 from typing import Any
 
 from common.config import TrainConfig, add_config_args, expand, load_config
 from common.records import Trajectory, TrajectoryGroup, dump_jsonl, load_jsonl
 from learner.progress import Progress, drop_iterations
-from rollout_workers.metrics import RayMetrics, summarize
+from learner.weight_sync import PushStats
+from rollout_workers.metrics import RayMetrics, RolloutSummary, summarize
 from rollout_workers.stack import Stack, ensure_dir, init_ray
 
 log = logging.getLogger("learner.train")
@@ -89,7 +91,7 @@ class Run:
         print(f"[train] sites: {self.stack.urls}", flush=True)
 
     # --- phases -------------------------------------------------------------------------------------------------
-    async def phase_eval(self, label: str) -> dict[str, Any]:
+    async def phase_eval(self, label: str) -> RolloutSummary:
         from rollout_workers.evaluate import evaluate
 
         await self._heal()
@@ -98,9 +100,8 @@ class Run:
             self.stack.worker, tasks, self.cfg, label=label, progress=self.cfg.logging.progress
         )
         self._save_groups(groups, f"eval_{label}.jsonl", phase="eval", label=label)
-        for site, rate in summary["success_by_site"].items():
-            self.metrics.set("success", rate, site=site, phase=label)
-        self._log({"phase": "eval", "label": label, **summary})
+        self.metrics.record_eval(summary, label)
+        self._log({"phase": "eval", "label": label, **summary.to_json()})
         return summary
 
     async def phase_bc(self) -> None:
@@ -121,7 +122,13 @@ class Run:
         )
         stats = await self._call("train_bc", train, held_out, timeout=self.cfg.bc.timeout_s)
         self._log(
-            {"phase": "bc", "demos": len(train), "held_out_demos": len(held_out), "expert": report, **stats}
+            {
+                "phase": "bc",
+                "demos": len(train),
+                "held_out_demos": len(held_out),
+                "expert": report,
+                **stats.to_json(),
+            }
         )
         await self._push()
         # weights only: RL, and a run resumed from here, start with a fresh optimizer
@@ -160,7 +167,7 @@ class Run:
         sampler_state = sampler.state()
         while it < rl.iterations:
             self.iteration = it
-            self.metrics.set("iteration", it)
+            self.metrics.record_progress(it, stalled)
             if pending is None:
                 await self._heal()
                 pending = asyncio.create_task(self._rollouts(sampler.sample(rl.tasks_per_iteration), it))
@@ -172,8 +179,10 @@ class Run:
                 # Nothing to train on (every group hit an outage): not an iteration. Back off and try again,
                 # and give up clearly once the sites have stayed down for rl.max_stalled_iterations tries.
                 stalled += 1
-                self.metrics.set("stalled", stalled)
-                self._log({"phase": "rl_stalled", "iteration": it, "attempt": stalled, "rollout": roll})
+                self.metrics.record_progress(it, stalled)
+                self._log(
+                    {"phase": "rl_stalled", "iteration": it, "attempt": stalled, "rollout": roll.to_json()}
+                )
                 if stalled >= rl.max_stalled_iterations:
                     raise RuntimeError(
                         f"RL iteration {it}: every group failed {stalled} times in a row "
@@ -182,9 +191,9 @@ class Run:
                 await asyncio.sleep(min(300.0, self.cfg.rollout.retry_backoff_s * 2**stalled))
                 continue
             stalled = 0
-            self.metrics.set("stalled", 0)
+            self.metrics.record_progress(it, stalled)
             sampler.record(trainable, template_of)
-            roll["curriculum"] = sampler.weights()
+            roll.curriculum = sampler.weights()
             sampler_state = sampler.state()
             self._save_groups(groups, "rollouts.jsonl", append=True, phase="rl", iteration=it)
             if overlap and it + 1 < rl.iterations:
@@ -194,12 +203,17 @@ class Run:
             await self._heal()  # before the update: a restored engine gets the weights its peers hold
             stats = await self._call("rl_step", trainable)
             push = await self._push()
-            self.metrics.set("reward_mean", roll["success"] or 0.0, phase="rl")
-            self.metrics.set("group_std", roll["group_reward_std"] or 0.0)
-            self.metrics.set("zero_var", roll["zero_variance_group_share"] or 0.0)
-            self.metrics.set("gen_tps", roll.get("generate_tokens_per_s") or 0.0)
-            self.metrics.set("learn_tps", stats.get("tokens_per_s") or 0.0)
-            self._log({"phase": "rl", "iteration": it, "rollout": roll, "learner": stats, "push": push})
+            self.metrics.record_rollouts(roll)
+            self.metrics.record_update(stats.tokens_per_s)
+            self._log(
+                {
+                    "phase": "rl",
+                    "iteration": it,
+                    "rollout": roll.to_json(),
+                    "learner": stats.to_json(),
+                    "push": asdict(push),
+                }
+            )
             it += 1
             if self.cfg.learner.checkpoint_every and it % self.cfg.learner.checkpoint_every == 0:
                 # a resumed run draws the in-flight iteration's tasks again from this state: the same tasks
@@ -242,7 +256,7 @@ class Run:
         back = await router.heal(restore)
         self._log({"phase": "engines", "back_in_service": back, "down": dict(router.down)})
 
-    async def _push(self) -> dict[str, Any]:
+    async def _push(self) -> PushStats:
         """Push the weights to the engines in service. An engine that fails during the push goes out of service
         (healed before the next rollouts) and the others get the same version again."""
         router = self.stack.router
@@ -268,11 +282,10 @@ class Run:
                     except Exception as why:  # noqa: BLE001 - this engine is what failed the push
                         router.mark_down(i, f"weight push: {type(why).__name__}: {why}"[:300])
                 log.warning("weight push failed (%s); again to the engines still serving", e)
-        router.version = stats["version"]
-        self.metrics.set("push_s", stats["seconds"], method=stats["method"])
+        router.version = stats.version
+        self.metrics.record_push(stats.seconds, stats.method)
         print(
-            f"[train] weights pushed: {stats['bytes'] / 1e6:.0f} MB in {stats['seconds']:.2f}s "
-            f"({stats['method']})",
+            f"[train] weights pushed: {stats.bytes / 1e6:.0f} MB in {stats.seconds:.2f}s ({stats.method})",
             flush=True,
         )
         return stats
@@ -341,7 +354,7 @@ class Run:
                 t.meta.update(tags)
             dump_jsonl(trajs, str(self.out / name), append=append)
 
-    async def main(self) -> dict[str, Any]:
+    async def main(self) -> dict[str, RolloutSummary]:
         p = self.progress
         if p.finished:
             print(f"[train] {self.out} holds a finished run: nothing to do (remove progress.json to re-run)")
@@ -406,7 +419,7 @@ def main(argv: list[str] | None = None) -> int:
             evals = asyncio.run(run.main())
         finally:
             run.close()
-    print(json.dumps({k: v.get("success") for k, v in evals.items()}, indent=1))
+    print(json.dumps({k: v.success for k, v in evals.items()}, indent=1))
     return 0
 
 

@@ -27,7 +27,7 @@ from typing import Any
 from common.config import TrainConfig, add_config_args, load_config
 from common.records import TrajectoryGroup, dump_jsonl
 from common.tasks import Task
-from rollout_workers.metrics import summarize
+from rollout_workers.metrics import RolloutSummary, summarize
 
 
 def stratified_sample(tasks: list[Task], n: int, seed: int) -> list[Task]:
@@ -60,7 +60,7 @@ async def evaluate(
     label: str = "eval",
     progress: bool = True,
     max_turns: int | None = None,
-) -> tuple[dict[str, Any], list[TrajectoryGroup]]:
+) -> tuple[RolloutSummary, list[TrajectoryGroup]]:
     """`eval.samples_per_task` episodes of each task (a stratified sample of `eval.max_tasks`; the same sample in
     every evaluation of a run, so before / after numbers compare the same tasks), with `max_turns` turns
     (default rollout.max_turns)."""
@@ -97,12 +97,12 @@ async def turn_sweep(
         rows.append(
             {
                 "turns": turns,
-                "success": summary["success"],
-                "success_ci95": summary.get("success_ci95"),
-                "episodes": summary["episodes"],
-                "turns_per_episode": summary.get("turns_per_episode"),
-                "seconds": summary.get("seconds"),
-                "success_by_template": summary.get("success_by_template"),
+                "success": summary.success,
+                "success_ci95": summary.success_ci95,
+                "episodes": summary.episodes,
+                "turns_per_episode": summary.turns_per_episode,
+                "seconds": summary.seconds,
+                "success_by_template": summary.success_by_template,
             }
         )
     return rows, groups
@@ -184,10 +184,10 @@ def main(argv: list[str] | None = None) -> int:
         stack.close()
     out = ensure_dir(cfg.output_dir)
     dump_jsonl([t for g in groups for t in g.trajectories], str(out / f"eval_{args.split}.jsonl"))
-    print(f"success: {summary['success']}")
-    for site, rate in summary["success_by_site"].items():
+    print(f"success: {summary.success}")
+    for site, rate in summary.success_by_site.items():
         print(f"  {site:16s} {rate:.3f}")
-    print(json.dumps(summary, indent=1, default=str))
+    print(json.dumps(summary.to_json(), indent=1, default=str))
     return 0
 
 

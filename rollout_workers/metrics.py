@@ -1,5 +1,5 @@
-"""Run metrics: exported through `ray.util.metrics` (Ray's Prometheus endpoint and dashboard) and summarised
-per phase for the JSONL log. Names match deploy/grafana/webagent_dashboard.json (Ray adds the `ray_` prefix).
+"""Run metrics: exported through `ray.util.metrics` (Ray's Prometheus endpoint and dashboard), one typed entry per
+record, and summarised per batch of groups (`RolloutSummary`) for the JSONL log and the report. Names match deploy/grafana/webagent_dashboard.json (Ray adds the `ray_` prefix).
 """
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections import Counter as _Count
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from common.records import TrajectoryGroup
@@ -85,9 +86,33 @@ class RayMetrics:
                 if "step" in turn.timings:
                     self.step_latency.observe(turn.timings["step"])
 
-    def set(self, name: str, value: float, **tags: str) -> None:
-        if self.enabled and value is not None:
-            getattr(self, name).set(float(value), tags=tags or None)
+    def record_eval(self, summary: RolloutSummary, label: str) -> None:
+        """An evaluation's success per site."""
+        if self.enabled:
+            for site, rate in summary.success_by_site.items():
+                self.success.set(rate, tags={"site": site, "phase": label})
+
+    def record_rollouts(self, summary: RolloutSummary) -> None:
+        """An RL iteration's batch: reward, reward spread, share of groups without signal, generation speed."""
+        if self.enabled:
+            self.reward_mean.set(summary.success or 0.0, tags={"phase": "rl"})
+            self.group_std.set(summary.group_reward_std or 0.0)
+            self.zero_var.set(summary.zero_variance_group_share or 0.0)
+            self.gen_tps.set(summary.generate_tokens_per_s or 0.0)
+
+    def record_update(self, tokens_per_s: float) -> None:
+        if self.enabled:
+            self.learn_tps.set(tokens_per_s or 0.0)
+
+    def record_push(self, seconds: float, method: str) -> None:
+        if self.enabled:
+            self.push_s.set(seconds, tags={"method": method})
+
+    def record_progress(self, iteration: int, stalled: int) -> None:
+        """The RL iteration under way and how many tries of it in a row found every group failed."""
+        if self.enabled:
+            self.iteration.set(iteration)
+            self.stalled.set(stalled)
 
 
 def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -100,9 +125,45 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
-def summarize(groups: list[TrajectoryGroup], seconds: float | None = None) -> dict[str, Any]:
-    """Numbers for the JSONL log and the console: success overall and per site, reward spread, turns, parse
-    failures, step latency, generated tokens/s."""
+@dataclass
+class RolloutSummary:
+    """What a batch of groups did (an evaluation or an RL iteration's rollouts): the log's `rollout` record and the
+    evaluation entries of the log, the progress file and the report."""
+
+    episodes: int = 0
+    success: float | None = None  # mean reward of the scored episodes
+    success_ci95: list[float] | None = None  # its 95% Wilson interval
+    success_by_template: dict[str, dict[str, float]] = field(default_factory=dict)  # -> success, episodes
+    success_by_site: dict[str, float] = field(default_factory=dict)
+    prompt_tokens_mean: float | None = None
+    prompt_tokens_max: int | None = None
+    completion_tokens_mean: float | None = None
+    unscorable: int = 0
+    infra_failures: int = 0
+    group_reward_std: float | None = None  # mean over groups of the reward's std
+    zero_variance_group_share: float | None = None  # groups whose rewards are all equal (no RL signal)
+    turns_per_episode: float | None = None
+    parse_failures: int = 0
+    termination: dict[str, int] = field(default_factory=dict)
+    step_latency_median_s: float | None = None
+    generated_tokens: int = 0
+    seconds: float | None = None
+    generate_tokens_per_s: float | None = None
+    curriculum: dict[str, Any] | None = None  # RL: the task sampler's template weights after this batch
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RolloutSummary:
+        """From a log or progress entry; keys that are not fields (the entry's phase, label, time) are left out."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+def summarize(groups: list[TrajectoryGroup], seconds: float | None = None) -> RolloutSummary:
+    """Success overall, per template and per site, reward spread, turns, parse failures, step latency, generated
+    tokens/s."""
     trajs = [t for g in groups for t in g.trajectories]
     scored = [t for t in trajs if t.reward is not None and not t.failure]
     per_site: dict[str, list[float]] = {}
@@ -122,28 +183,26 @@ def summarize(groups: list[TrajectoryGroup], seconds: float | None = None) -> di
     for t in scored:
         per_template.setdefault(str(t.meta.get("template", "?")), []).append(t.reward)
     prompt_lens = [len(t.prompt_ids) for t in turns]
-    out: dict[str, Any] = {
-        "episodes": len(trajs),
-        "success": (wins / len(scored)) if scored else None,
-        "success_ci95": list(wilson(int(wins), len(scored))) if scored else None,
-        "success_by_template": {
+    return RolloutSummary(
+        episodes=len(trajs),
+        success=(wins / len(scored)) if scored else None,
+        success_ci95=list(wilson(int(wins), len(scored))) if scored else None,
+        success_by_template={
             k: {"success": sum(v) / len(v), "episodes": len(v)} for k, v in sorted(per_template.items())
         },
-        "prompt_tokens_mean": statistics.fmean(prompt_lens) if prompt_lens else None,
-        "prompt_tokens_max": max(prompt_lens) if prompt_lens else None,
-        "completion_tokens_mean": (gen_tokens / len(turns)) if turns else None,
-        "success_by_site": {s: sum(v) / len(v) for s, v in sorted(per_site.items())},
-        "unscorable": sum(1 for t in trajs if t.reward is None and not t.failure),
-        "infra_failures": sum(1 for t in trajs if t.failure),
-        "group_reward_std": statistics.fmean(stds) if stds else None,
-        "zero_variance_group_share": zero / len(groups) if groups else None,
-        "turns_per_episode": statistics.fmean(len(t.turns) for t in trajs) if trajs else None,
-        "parse_failures": sum(1 for t in turns if t.action is None),
-        "termination": dict(_Count(t.termination for t in trajs)),
-        "step_latency_median_s": statistics.median(steps) if steps else None,
-        "generated_tokens": gen_tokens,
-    }
-    if seconds:
-        out["seconds"] = seconds
-        out["generate_tokens_per_s"] = gen_tokens / seconds
-    return out
+        prompt_tokens_mean=statistics.fmean(prompt_lens) if prompt_lens else None,
+        prompt_tokens_max=max(prompt_lens) if prompt_lens else None,
+        completion_tokens_mean=(gen_tokens / len(turns)) if turns else None,
+        success_by_site={s: sum(v) / len(v) for s, v in sorted(per_site.items())},
+        unscorable=sum(1 for t in trajs if t.reward is None and not t.failure),
+        infra_failures=sum(1 for t in trajs if t.failure),
+        group_reward_std=statistics.fmean(stds) if stds else None,
+        zero_variance_group_share=zero / len(groups) if groups else None,
+        turns_per_episode=statistics.fmean(len(t.turns) for t in trajs) if trajs else None,
+        parse_failures=sum(1 for t in turns if t.action is None),
+        termination=dict(_Count(t.termination for t in trajs)),
+        step_latency_median_s=statistics.median(steps) if steps else None,
+        generated_tokens=gen_tokens,
+        seconds=seconds or None,
+        generate_tokens_per_s=gen_tokens / seconds if seconds else None,
+    )

@@ -324,3 +324,15 @@ def test_system_prompt_and_config(tok) -> None:
         PromptBuilder(tok, compression="drop")
     with pytest.raises(ValueError, match="grammar"):
         PromptBuilder(tok, grammar="seeact")
+
+
+def test_task_reminder_follows_the_current_page_only(tok) -> None:
+    history = _text_history(tok, 2, tok.convert_tokens_to_ids("<|im_end|>"))
+    builder = PromptBuilder(tok, compression="summary", obs_max_tokens=4000, task_reminder=True)
+    users = builder.user_texts(INTENT, history, _obs(2))
+    reminder = f"Task Instruction (as above): {INTENT}"
+    assert users[-1].endswith(reminder) and users[-1].index("FULLPAGE-2") < users[-1].index(reminder)
+    assert not any(reminder in u for u in users[:-1])  # earlier rounds drop it with their pages
+    # still token-exact against the template's own tokenization
+    assert builder.build(INTENT, history, _obs(2)) == _reference(tok, builder, history, _obs(2))
+    assert reminder not in PromptBuilder(tok).user_texts(INTENT, history, _obs(2))[-1]  # off by default

@@ -49,7 +49,7 @@ def main() -> None:
     real_commit = checkpoint.commit
 
     def crashing_commit(tmp, state):
-        if state["iteration"] == kill_at:
+        if state.iteration == kill_at:
             os.kill(os.getpid(), signal.SIGKILL)
         return real_commit(tmp, state)
 
@@ -57,7 +57,7 @@ def main() -> None:
     learner = LearnerActor(config(out_dir), model_path=model_dir)
     while True:
         m = learner.bc_step([demo()])
-        print(json.dumps({"iteration": m["iteration"], "loss": m["loss"]}), flush=True)
+        print(json.dumps({"iteration": m.iteration, "loss": m.loss}), flush=True)
         if learner.iteration <= 2 or learner.iteration == kill_at:
             learner.save_checkpoint()
             print(json.dumps({"saved": learner.iteration}), flush=True)

@@ -22,7 +22,7 @@ def _fake(root: Path, iteration: int, complete: bool) -> Path:
     (tmp / "config.json").write_text("{}")
     if not complete:
         return tmp
-    return ckpt.commit(tmp, {"iteration": iteration})
+    return ckpt.commit(tmp, ckpt.LearnerState(iteration=iteration))
 
 
 def test_only_complete_checkpoints_count(tmp_path):
@@ -51,9 +51,9 @@ def test_commit_replaces_a_same_iteration_checkpoint_and_prune_keeps_newest(tmp_
         _fake(tmp_path, i, True)
     again = ckpt.begin(tmp_path, 3)
     (again / "marker-of-second-write").write_text("x")
-    ckpt.commit(again, {"iteration": 3, "extra": {"note": "second"}})
+    ckpt.commit(again, ckpt.LearnerState(iteration=3, extra={"note": "second"}))
     assert (tmp_path / "ckpt-00000003" / "marker-of-second-write").exists()
-    assert ckpt.read_state(tmp_path / "ckpt-00000003")["extra"] == {"note": "second"}
+    assert ckpt.read_state(tmp_path / "ckpt-00000003").extra == {"note": "second"}
     removed = ckpt.prune(tmp_path, keep=2)
     assert [p.name for p in removed] == ["ckpt-00000001"]
     assert [p.name for p in ckpt.list_complete(tmp_path)] == ["ckpt-00000002", "ckpt-00000003"]
@@ -103,14 +103,14 @@ def test_resume_after_sigkill_while_writing_continues_at_the_same_iteration(tiny
         # step 3's loss checks the restored weights; step 4's also the Adam moments and the LR schedule
         for it in (3, 4):
             m = learner.bc_step([worker.demo()])
-            assert m["iteration"] == it and m["loss"] == pytest.approx(losses[it], rel=1e-5)
+            assert m.iteration == it and m.loss == pytest.approx(losses[it], rel=1e-5)
         final = learner.save_checkpoint()
     finally:
         del learner
         gc.collect()  # drops the ZeRO-3 HfDeepSpeedConfig so later from_pretrained calls are plain again
     assert Path(final).name == "ckpt-00000004" and not half.exists()
     assert [p.name for p in ckpt.list_complete(root)] == ["ckpt-00000002", "ckpt-00000004"]
-    assert ckpt.read_state(final)["bc_steps"] == 4
+    assert ckpt.read_state(final).bc_steps == 4
 
 
 def test_every_file_and_folder_is_on_disk_before_complete(tmp_path, monkeypatch):
@@ -128,7 +128,7 @@ def test_every_file_and_folder_is_on_disk_before_complete(tmp_path, monkeypatch)
         real_fsync(fd)
 
     monkeypatch.setattr(os, "fsync", recording_fsync)
-    final = ckpt.commit(tmp, {"iteration": 4})
+    final = ckpt.commit(tmp, ckpt.LearnerState(iteration=4))
     before_marker = set(synced[: synced.index(ckpt.MARKER)])
     assert {"model.safetensors", "deepspeed/state/optim.pt", ckpt.STATE_FILE} <= before_marker
     assert {".", "deepspeed", "deepspeed/state"} <= before_marker

@@ -73,9 +73,9 @@ def test_bc_step_lowers_the_loss_on_its_batch_and_changes_parameters(learner):
     nll_before = -sum(sum(x) for x in before) / 5
     params = _snapshot(learner)
     m = learner.bc_step([demo])
-    assert m["loss"] == pytest.approx(nll_before, rel=1e-4)
-    assert m["trained_tokens"] == 5 and m["micro_batches"] == 2
-    assert m["grad_norm"] > 0 and m["tokens_per_s"] > 0
+    assert m.loss == pytest.approx(nll_before, rel=1e-4)
+    assert m.trained_tokens == 5 and m.micro_batches == 2
+    assert m.grad_norm > 0 and m.tokens_per_s > 0
     nll_after = -sum(sum(x) for x in learner.log_probs(demo.turns)) / 5
     assert nll_after < nll_before - 0.1
     changed = [n for n, p in _snapshot(learner).items() if not torch.equal(p, params[n])]
@@ -98,12 +98,12 @@ def test_rl_step_raises_positive_and_lowers_negative_actions(learner):
     after = learner.log_probs([good, bad])
     assert sum(after[0]) > sum(before[0]) + 1e-3
     assert sum(after[1]) < sum(before[1]) - 1e-3
-    assert m["unscorable"] == 1 and m["samples"] == 2 and m["trained_tokens"] == 5
-    assert m["clip_frac"] == 0.0 and m["ratio_mean"] == pytest.approx(1.0)  # one update: pi_old == pi_theta
-    assert m["kl"] >= 0.0 and m["grad_norm"] > 0
+    assert m.unscorable == 1 and m.samples == 2 and m.trained_tokens == 5
+    assert m.clip_frac == 0.0 and m.ratio_mean == pytest.approx(1.0)  # one update: pi_old == pi_theta
+    assert m.kl >= 0.0 and m.grad_norm > 0
     # engine logprobs were -1.0 per token; the report says how far the learner's own are
     expected = sum(abs(x + 1.0) for x in before[0] + before[1]) / 5
-    assert m["sampling_abs_diff"] == pytest.approx(expected, rel=1e-3)
+    assert m.sampling_abs_diff == pytest.approx(expected, rel=1e-3)
 
 
 def test_all_equal_group_gives_no_gradient(learner):
@@ -116,11 +116,11 @@ def test_all_equal_group_gives_no_gradient(learner):
         ],
     )
     params = _snapshot(learner)
-    steps = learner.state["optimizer_steps"]
+    steps = learner.state.optimizer_steps
     assert learner.cfg.rl.kl_beta > 0  # even with a KL term: a batch without signal makes no step at all
     m = learner.rl_step([group])
-    assert m["skipped"] and m["no_signal"] and m["grad_norm"] == 0.0 and m["zero_variance_share"] == 1.0
-    assert learner.state["optimizer_steps"] == steps
+    assert m.skipped and m.no_signal and m.grad_norm == 0.0 and m.advantages["zero_variance_share"] == 1.0
+    assert learner.state.optimizer_steps == steps
     assert all(torch.equal(p, params[n]) for n, p in _snapshot(learner).items())
 
 
@@ -146,13 +146,13 @@ def _demo(i: int, prompt: list[int], completion: list[int]) -> Trajectory:
 def test_train_bc_takes_demonstrations_counts_steps_and_measures_held_out_accuracy(learner):
     demos = [_demo(0, list(range(10, 30)), [40, 41]), _demo(1, list(range(10, 25)), [42])]
     held = [_demo(2, list(range(10, 30)), [40, 41])]  # the same action after the same prompt
-    it, bc, rl = learner.iteration, learner.state["bc_steps"], learner.state["rl_steps"]
+    it, bc, rl = learner.iteration, learner.state.bc_steps, learner.state.rl_steps
     out = learner.train_bc(demos, held, epochs=2, batch_size=1)
-    assert out["steps"] == 4 and len(out["history"]) == 4 and out["tokens_per_s"] > 0
-    assert learner.iteration == it + 4 and learner.state["bc_steps"] == bc + 4
+    assert out.steps == 4 and len(out.history) == 4 and out.tokens_per_s > 0
+    assert learner.iteration == it + 4 and learner.state.bc_steps == bc + 4
     assert learner.resume() == rl  # the driver resumes RL from the RL steps done
-    first, last = out["held_out"][0], out["held_out"][-1]
-    assert [c["epoch"] for c in out["held_out"]] == [0, 1, 2]
+    first, last = out.held_out[0], out.held_out[-1]
+    assert [c["epoch"] for c in out.held_out] == [0, 1, 2]
     assert last["nll"] < first["nll"] and last["token_accuracy"] >= first["token_accuracy"]
 
 
@@ -190,12 +190,12 @@ def test_rl_starts_from_the_bc_policy_as_reference_with_a_fresh_optimizer(learne
 
     learner.bc_step([_demo(5, list(range(500, 540)), [550, 551])])  # BC moved the policy away from the start
     assert inner_optimizer(learner.engine.optimizer).state  # Adam moments from BC
-    steps_done = learner.state["rl_steps"]
-    learner.state["rl_steps"] = 0  # a fresh RL phase
+    steps_done = learner.state.rl_steps
+    learner.state.rl_steps = 0  # a fresh RL phase
     try:
         info = learner.begin_rl()
     finally:
-        learner.state["rl_steps"] += steps_done
+        learner.state.rl_steps += steps_done
     assert info["fresh_optimizer"] and not inner_optimizer(learner.engine.optimizer).state
     prompt = list(range(600, 630))
     group = TrajectoryGroup(
@@ -206,7 +206,7 @@ def test_rl_starts_from_the_bc_policy_as_reference_with_a_fresh_optimizer(learne
         ],
     )
     m = learner.rl_step([group])
-    assert m["kl"] == pytest.approx(0.0, abs=1e-6) and not m.get("skipped")
+    assert m.kl == pytest.approx(0.0, abs=1e-6) and not m.skipped
 
 
 def test_several_updates_per_batch_use_recomputed_old_logprobs(learner):
@@ -218,16 +218,16 @@ def test_several_updates_per_batch_use_recomputed_old_logprobs(learner):
             Trajectory(task_id=11, sample_idx=1, turns=[_turn(0, prompt, [1400, 1401])], reward=0.0),
         ],
     )
-    steps = learner.state["optimizer_steps"]
+    steps = learner.state.optimizer_steps
     learner.cfg.rl.updates_per_batch = 3
     try:
         m = learner.rl_step([group])
     finally:
         learner.cfg.rl.updates_per_batch = 1
-    assert learner.state["optimizer_steps"] == steps + 3
+    assert learner.state.optimizer_steps == steps + 3
     # the last pass sees pi_theta != pi_old (two updates later): the ratio moved away from 1
-    assert m["approx_kl"] > 0 and m["ratio_mean"] != pytest.approx(1.0, abs=1e-6)
-    assert 0.0 <= m["clip_frac"] <= 1.0
+    assert m.approx_kl > 0 and m.ratio_mean != pytest.approx(1.0, abs=1e-6)
+    assert 0.0 <= m.clip_frac <= 1.0
 
 
 def test_bf16_autocast_on_cpu_keeps_fp32_weights_and_logprobs_close_and_still_trains(learner):
@@ -239,7 +239,7 @@ def test_bf16_autocast_on_cpu_keeps_fp32_weights_and_logprobs_close_and_still_tr
         # bf16 matmuls round to ~3 significant digits: logprobs stay within a few hundredths of a nat here
         assert mixed == pytest.approx(exact, abs=0.05) and mixed != exact
         m = learner.bc_step([demo])
-        assert m["trained_tokens"] == 3 and m["grad_norm"] > 0
+        assert m.trained_tokens == 3 and m.grad_norm > 0
         assert -sum(learner.log_probs(demo.turns)[0]) < -sum(mixed) - 0.05
         assert all(p.dtype == torch.float32 for _, p in learner.named_full_parameters())
     finally:

@@ -16,7 +16,10 @@ from common.records import Observation, Trajectory, TrajectoryGroup, Turn
 from common.tasks import Task
 from learner.algos import policy_loss, tis_weights
 from learner.samples import rl_samples
+from learner.stats import StepStats
 from learner.train import Run
+from learner.weight_sync import PushStats
+from rollout_workers.metrics import RayMetrics
 from rollout_workers.router import EngineRouter
 
 
@@ -78,17 +81,12 @@ class Learner:
         self.lags += [s.lag for s in samples]
         self.trained += [id(t) for g in groups for tr in g.trajectories for t in tr.turns]
         await asyncio.sleep(0.05)  # the update: overlapped rollouts advance meanwhile
-        return {"tokens_per_s": 1.0}
+        return StepStats("rl", tokens_per_s=1.0)
 
     def _push(self, engines, method=None, version=None):
         self.version += 1
         self.engine.version = self.version
-        return {"seconds": 0.0, "method": "file", "bytes": 0, "version": self.version}
-
-
-class Metrics:
-    def set(self, *a, **k):
-        pass
+        return PushStats("file", 0.0, 0, self.version, 1, 0.0, (0.0,))
 
 
 class Stack:
@@ -126,7 +124,7 @@ def _run(tmp_path, overlap: bool):
     engine = Engine()
     run = Run.__new__(Run)
     run.cfg, run.out, run.iteration, run.history, run.bc_checkpoint = cfg, tmp_path, 0, [], None
-    run.stack, run.metrics, run.learner = Stack(Worker(engine)), Metrics(), Learner(engine)
+    run.stack, run.metrics, run.learner = Stack(Worker(engine)), RayMetrics(enabled=False), Learner(engine)
     asyncio.run(run.phase_rl())
     return run
 

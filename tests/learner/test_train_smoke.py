@@ -126,7 +126,7 @@ def test_run_metrics_reach_rays_prometheus_endpoint(ray_session, tiny_model_dir,
             task_id=1, trajectories=[Trajectory(task_id=1, sites=["shopping"], turns=[turn], reward=1.0)]
         )
     )
-    m.set("iteration", 3)
+    m.record_progress(3, 0)
     wanted = {
         "ray_webagent_episodes",
         "ray_webagent_turns_per_episode",

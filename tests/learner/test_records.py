@@ -1,0 +1,62 @@
+"""The typed records the driver keeps: an evaluation's summary survives the progress file, the learner's state
+survives its checkpoint's trainer_state.json, and the report reads both back by attribute."""
+
+from __future__ import annotations
+
+from learner import checkpoint as ckpt
+from learner.progress import Progress
+from learner.report import write_report
+from rollout_workers.metrics import RolloutSummary
+
+
+def test_progress_keeps_evaluations_as_summaries(tmp_path):
+    s = RolloutSummary(
+        episodes=24,
+        success=0.25,
+        success_ci95=[0.1, 0.45],
+        success_by_template={"101": {"success": 1.0, "episodes": 2}},
+    )
+    Progress(next_phase=2, stage="after_bc", evals={"before_bc": s}).save(tmp_path)
+    back = Progress.load(tmp_path)
+    assert back.evals == {"before_bc": s} and back.next_phase == 2
+
+
+def test_a_log_entry_reads_back_without_its_own_keys():
+    entry = {
+        "time": 1.0,
+        "phase": "eval",
+        "label": "after_rl",
+        **RolloutSummary(episodes=3, success=1 / 3).to_json(),
+    }
+    assert RolloutSummary.from_json(entry) == RolloutSummary(episodes=3, success=1 / 3)
+
+
+def test_learner_state_round_trips_through_a_checkpoint_and_ignores_unknown_fields(tmp_path):
+    state = ckpt.LearnerState(
+        iteration=7, rl_steps=3, weight_version=5, extra={"sampler": {"n": 1}}, tag="rl-2"
+    )
+    final = ckpt.commit(ckpt.begin(tmp_path, 7), state)
+    assert ckpt.read_state(final) == state
+    assert ckpt.LearnerState.from_json({**state.to_json(), "from_a_later_version": 1}) == state
+
+
+def test_the_report_reads_the_summaries(tmp_path):
+    before = RolloutSummary(
+        episodes=2,
+        success=0.0,
+        success_ci95=[0.0, 0.66],
+        success_by_template={"101": {"success": 0.0, "episodes": 2}},
+    )
+    after = RolloutSummary(
+        episodes=2,
+        success=0.5,
+        success_ci95=[0.09, 0.91],
+        success_by_template={"101": {"success": 0.5, "episodes": 2}},
+    )
+    history = [
+        {"phase": "eval", "label": "before_bc", **before.to_json()},
+        {"phase": "rl", "iteration": 0, "rollout": after.to_json(), "learner": {"tokens_per_s": 10.0}},
+    ]
+    text = write_report(tmp_path, history, {"before_bc": before, "after_rl": after}).read_text()
+    assert "| after_rl | 0.500 | [0.09, 0.91] | 2 |" in text
+    assert "| 101 | 0/2 | 1/2 |" in text
