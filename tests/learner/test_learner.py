@@ -98,7 +98,7 @@ def test_rl_step_raises_positive_and_lowers_negative_actions(learner):
     after = learner.log_probs([good, bad])
     assert sum(after[0]) > sum(before[0]) + 1e-3
     assert sum(after[1]) < sum(before[1]) - 1e-3
-    assert m.unscorable == 1 and m.samples == 2 and m.trained_tokens == 5
+    assert m.advantages["unscorable"] == 1 and m.samples == 2 and m.trained_tokens == 5
     assert m.clip_frac == 0.0 and m.ratio_mean == pytest.approx(1.0)  # one update: pi_old == pi_theta
     assert m.kl >= 0.0 and m.grad_norm > 0
     # engine logprobs were -1.0 per token; the report says how far the learner's own are
