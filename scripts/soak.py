@@ -1,7 +1,7 @@
 """The soak (`make soak`, not in `make test`): the CPU preset trains for 30+ minutes on a local Ray cluster while
 real faults are injected at seeded random times; then the run folder is checked for lost or repeated work.
 
-    .venv/bin/python scripts/soak.py [--minutes 30] [--seed 0] [--out runs/soak] [--iterations 40]
+    .venv/bin/python scripts/soak.py [--minutes 30] [--seed 0] [--out runs/soak] [--iterations 24]
 
 1. The storefront runs as its own process (`python -m sites serve`), so it can be paused, and a Ray head is started
    (`ray start --head`, token authentication, dashboard on 127.0.0.1) with a `browser` resource for four browsers.
@@ -271,6 +271,7 @@ class Soak:
             while self.rl_iterations_logged() < 1:
                 self._tick()
             rl_start = time.time()
+            self.rl_start_s = rl_start - self.t0
             window = max(60.0, a.minutes * 60 - (rl_start - self.t0) - 300)
             faults = list(FAULTS)
             self.rng.shuffle(faults)
@@ -354,15 +355,16 @@ class Soak:
             problems.append(f"faults not injected: {skipped}")
         memory = {}
         for aid, rec in self.memory.items():
-            s = rec["samples"]
+            # from the first sample a minute into RL (BC's optimizer state and the first RL step allocated by then)
+            s = [x for x in rec["samples"] if x[0] >= getattr(self, "rl_start_s", 0) + 60]
             if len(s) >= 2:
-                minutes = (s[-1][0] - s[0][0]) / 60
                 memory[f"{rec['name'] or rec['kind']} ({aid[:6]})"] = {
                     "kind": rec["kind"],
-                    "minutes": round(minutes, 1),
-                    "start_mb": s[1][1] if len(s) > 2 else s[0][1],  # the second sample: after warm-up
+                    "minutes": round((s[-1][0] - s[0][0]) / 60, 1),
+                    "start_mb": s[0][1],
                     "end_mb": s[-1][1],
                     "max_mb": max(m for _, m in s),
+                    "samples": rec["samples"],  # (seconds since the soak began, MB), every minute
                 }
         wall = time.time() - self.t0
         if wall < a.minutes * 60:
@@ -383,7 +385,9 @@ class Soak:
         }
         (self.out / "soak.json").write_text(json.dumps(summary, indent=1))
         print(json.dumps({k: v for k, v in summary.items() if k != "memory"}, indent=1))
-        print("| actor | minutes | start MB | end MB | max MB |\n|---|---|---|---|---|")
+        print(
+            "| actor (from a minute into RL) | minutes | start MB | end MB | max MB |\n|---|---|---|---|---|"
+        )
         for name, m in sorted(memory.items()):
             print(f"| {name} | {m['minutes']} | {m['start_mb']} | {m['end_mb']} | {m['max_mb']} |")
         print("soak " + ("passed" if not problems else "FAILED: " + "; ".join(problems)))
@@ -394,7 +398,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--minutes", type=float, default=30.0, help="least soak length; faults spread over it")
     ap.add_argument(
-        "--iterations", type=int, default=24, help="RL iterations of the run (sized to --minutes)"
+        "--iterations", type=int, default=24, help="RL iterations of the run (24: about 39 min here)"
     )
     ap.add_argument("--seed", type=int, default=0, help="seeds the faults' order, times and targets")
     ap.add_argument("--out", default=str(ROOT / "runs" / "soak"), help="the run folder")
