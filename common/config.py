@@ -155,7 +155,8 @@ class BCConfig(_Section):
     probe_per_template: int = Field(
         0,
         description="> 0: play this many tasks of every template first, then spend the rest of max_demos "
-        "round-robin on the templates the expert solved in that round (0 = one round over all templates)",
+        "round-robin on the templates the expert solved in that round (0, or max_demos not above this times "
+        "the templates: one round over all templates)",
     )
     held_out: int = Field(
         0, description="demonstrations kept out of training to measure action-token accuracy"

@@ -26,6 +26,8 @@ from typing import Any
 
 import torch
 
+from learner import engine as eng
+
 log = logging.getLogger(__name__)
 
 PREFIX = "ckpt-"
@@ -231,8 +233,6 @@ def load(engine: Any, rank: int, path: str | Path) -> tuple[Path, LearnerState]:
     """Restore a DeepSpeed learner from a checkpoint folder, or from the newest complete one under a root: its
     DeepSpeed state (weights, optimizer, scheduler) when it has one, else its weights with a fresh optimizer; the
     rank's RNG state. Returns the folder used and its saved state."""
-    from learner.engine import reset_optimizer
-
     path = Path(path)
     if not is_complete(path):
         found = latest(path)
@@ -251,7 +251,7 @@ def load(engine: Any, rank: int, path: str | Path) -> tuple[Path, LearnerState]:
         if master is None:
             raise RuntimeError(f"{path} holds weights only, which this ZeRO stage cannot load")
         master()
-        reset_optimizer(engine)
+        eng.reset_optimizer(engine)
     rng = path / "rng" / f"rank{rank}.pt"
     if rng.exists():
         load_rng(rng)

@@ -86,25 +86,16 @@ async def evaluate(
 async def turn_sweep(
     worker: Any, tasks: list[Task], cfg: TrainConfig, budgets: list[int], *, progress: bool = True
 ) -> tuple[list[dict[str, Any]], dict[int, list[TrajectoryGroup]]]:
-    """Success per turn budget on the same task sample: one row per budget (turns, success, its 95% interval,
-    episodes, mean turns used, seconds) and the groups of each."""
+    """Success per turn budget on the same task sample: one row per budget (the turns and that evaluation's
+    `RolloutSummary` fields: success, its 95% interval, episodes, mean turns used, seconds, ...) and the groups of
+    each."""
     rows, groups = [], {}
     for turns in budgets:
         summary, got = await evaluate(
             worker, tasks, cfg, label=f"{turns} turns", progress=progress, max_turns=turns
         )
         groups[turns] = got
-        rows.append(
-            {
-                "turns": turns,
-                "success": summary.success,
-                "success_ci95": summary.success_ci95,
-                "episodes": summary.episodes,
-                "turns_per_episode": summary.turns_per_episode,
-                "seconds": summary.seconds,
-                "success_by_template": summary.success_by_template,
-            }
-        )
+        rows.append({"turns": turns, **summary.to_json()})
     return rows, groups
 
 

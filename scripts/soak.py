@@ -74,6 +74,7 @@ class Soak:
         self.driver_starts = 0
         self.injected: list[dict[str, Any]] = []
         self.memory: dict[str, dict[str, Any]] = {}  # actor id -> kind, name, samples [(t, MB)]
+        self.rl_start_s = 0.0  # seconds from the start to RL's first logged iteration
         os.environ["RAY_AUTH_MODE"] = "token"  # for this process's state-API calls
 
     # -- set-up ------------------------------------------------------------------------------------------------
@@ -159,15 +160,10 @@ class Soak:
 
     # -- watching ----------------------------------------------------------------------------------------------
     def log_rows(self) -> list[dict[str, Any]]:
-        path = self.out / "log.jsonl"
-        rows = []
-        if path.is_file():
-            for line in path.read_text().splitlines():
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError:
-                    pass  # a line being written
-        return rows
+        """The run's log records; a line being written is skipped (learner.report.read_log)."""
+        from learner.report import read_log
+
+        return read_log(self.out / "log.jsonl")
 
     def rl_iterations_logged(self) -> int:
         return sum(1 for r in self.log_rows() if r.get("phase") == "rl")
@@ -325,29 +321,28 @@ class Soak:
         iters = Counter(r["iteration"] for r in rl)
         if sorted(iters) != list(range(a.iterations)) or any(n != 1 for n in iters.values()):
             problems.append(f"RL iterations logged: {dict(sorted(iters.items()))}")
+        from common.records import iter_jsonl
+
         trajs = defaultdict(list)  # (iteration, task) -> trajectories
         seen = Counter()
-        with open(self.out / "rollouts.jsonl") as f:
-            for line in f:
-                t = json.loads(line)
-                meta = t.get("meta") or {}
-                key = (meta.get("iteration"), t["task_id"])
-                trajs[key].append(t)
-                seen[(key, t["sample_idx"])] += 1
+        for t in iter_jsonl(self.out / "rollouts.jsonl"):
+            key = (t.meta.get("iteration"), t.task_id)
+            trajs[key].append(t)
+            seen[(key, t.sample_idx)] += 1
         repeated = sum(n - 1 for n in seen.values() if n > 1)
         if repeated:
             problems.append(f"{repeated} trajectories recorded more than once")
-        cfg_tasks = json.loads((self.out / "config.json").read_text())["rl"]["tasks_per_iteration"]
-        group_size = json.loads((self.out / "config.json").read_text())["rl"]["group_size"]
+        rl_cfg = json.loads((self.out / "config.json").read_text())["rl"]
+        cfg_tasks, group_size = rl_cfg["tasks_per_iteration"], rl_cfg["group_size"]
         groups_by_iter = Counter(it for it, _ in trajs)
         lost = sum(max(0, cfg_tasks - groups_by_iter.get(i, 0)) for i in range(a.iterations))
         if lost:
             problems.append(f"{lost} groups lost")
-        failed = [k for k, ts in trajs.items() if any(t.get("failure") for t in ts)]
+        failed = [k for k, ts in trajs.items() if any(t.failure for t in ts)]
         unexplained = [k for k, ts in trajs.items() if len(ts) != group_size]
         if unexplained:
             problems.append(f"groups with a wrong number of trajectories: {unexplained[:5]}")
-        retried = sum(1 for ts in trajs.values() if (ts[0].get("meta") or {}).get("attempts", 1) > 1)
+        retried = sum(1 for ts in trajs.values() if ts[0].meta.get("attempts", 1) > 1)
         if rc != 0:
             problems.append(f"the driver exited with {rc}")
         skipped = [f for f in self.injected if f.get("skipped")]
@@ -356,7 +351,7 @@ class Soak:
         memory = {}
         for aid, rec in self.memory.items():
             # from the first sample a minute into RL (BC's optimizer state and the first RL step allocated by then)
-            s = [x for x in rec["samples"] if x[0] >= getattr(self, "rl_start_s", 0) + 60]
+            s = [x for x in rec["samples"] if x[0] >= self.rl_start_s + 60]
             if len(s) >= 2:
                 memory[f"{rec['name'] or rec['kind']} ({aid[:6]})"] = {
                     "kind": rec["kind"],

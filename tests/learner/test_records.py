@@ -9,13 +9,19 @@ from learner.report import write_report
 from rollout_workers.metrics import RolloutSummary
 
 
-def test_progress_keeps_evaluations_as_summaries(tmp_path):
-    s = RolloutSummary(
-        episodes=24,
-        success=0.25,
-        success_ci95=[0.1, 0.45],
-        success_by_template={"101": {"success": 1.0, "episodes": 2}},
+def _summary(episodes: int, wins: int, ci95: list[float]) -> RolloutSummary:
+    """An evaluation of one template (101)."""
+    rate = wins / episodes
+    return RolloutSummary(
+        episodes=episodes,
+        success=rate,
+        success_ci95=ci95,
+        success_by_template={"101": {"success": rate, "episodes": episodes}},
     )
+
+
+def test_progress_keeps_evaluations_as_summaries(tmp_path):
+    s = _summary(24, 6, [0.1, 0.45])
     Progress(next_phase=2, stage="after_bc", evals={"before_bc": s}).save(tmp_path)
     back = Progress.load(tmp_path)
     assert back.evals == {"before_bc": s} and back.next_phase == 2
@@ -41,18 +47,7 @@ def test_learner_state_round_trips_through_a_checkpoint_and_ignores_unknown_fiel
 
 
 def test_the_report_reads_the_summaries(tmp_path):
-    before = RolloutSummary(
-        episodes=2,
-        success=0.0,
-        success_ci95=[0.0, 0.66],
-        success_by_template={"101": {"success": 0.0, "episodes": 2}},
-    )
-    after = RolloutSummary(
-        episodes=2,
-        success=0.5,
-        success_ci95=[0.09, 0.91],
-        success_by_template={"101": {"success": 0.5, "episodes": 2}},
-    )
+    before, after = _summary(2, 0, [0.0, 0.66]), _summary(2, 1, [0.09, 0.91])
     history = [
         {"phase": "eval", "label": "before_bc", **before.to_json()},
         {"phase": "rl", "iteration": 0, "rollout": after.to_json(), "learner": {"tokens_per_s": 10.0}},
