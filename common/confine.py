@@ -23,14 +23,23 @@ PAUSE_EVERY_REQUEST = {"patterns": [{"urlPattern": "*", "requestStage": "Request
 OnBlock = Callable[[str, str, bool, bool], None]  # (url, why, is_navigation, is_redirect_hop)
 
 
-async def confine(cdp: Any, allow: AllowList, on_block: OnBlock | None = None) -> None:
-    """Pause every request of the page behind `cdp` (a Playwright CDPSession) and fail those `allow` refuses."""
+async def confine(
+    cdp: Any, allow: AllowList, on_block: OnBlock | None = None, skip: frozenset[str] = frozenset()
+) -> None:
+    """Pause every request of the page behind `cdp` (a Playwright CDPSession) and fail those `allow` refuses.
+    `skip`: CDP resource types failed even on the list, unreported (the reward checks skip images, media and fonts:
+    they read the DOM, and a page's `load` then does not wait for pictures)."""
     pending: set[asyncio.Task[None]] = set()  # strong references: the loop keeps only weak ones
 
     async def decide(ev: dict[str, Any]) -> None:
         url = ev["request"]["url"]
         why = allow.check(url)
         try:
+            if why is None and ev.get("resourceType") in skip:
+                await cdp.send(
+                    "Fetch.failRequest", {"requestId": ev["requestId"], "errorReason": "BlockedByClient"}
+                )
+                return
             if why is None:
                 await cdp.send("Fetch.continueRequest", {"requestId": ev["requestId"]})
                 return

@@ -16,6 +16,7 @@ The browser lives on the actor's private event-loop thread; `ascore` forwards to
 from __future__ import annotations
 
 import asyncio
+import collections
 import json
 import urllib.parse
 from pathlib import Path
@@ -35,6 +36,10 @@ from reward.funcs import make_helpers
 from reward.judge import Judge, make_judge
 from reward.plan import PlanError, build_plan
 
+# What a check never reads: pictures, media and fonts are not fetched, so `load` waits for the document, its
+# styles and scripts only (styles stay: they decide what `outerText` shows).
+UNREAD_RESOURCES = frozenset({"Image", "Media", "Font"})
+PAGES_AHEAD = 1  # fresh contexts kept opening ahead of the checks (RewardActor._page_for)
 SANDBOX_MISSING_HEADER = "x-wa-sandbox-missing"  # sites/core.py sets it on the 403 for a token that is gone
 
 
@@ -45,17 +50,12 @@ class _Session:
         self.actor, self.final, self.storage_state, self.allow = actor, final, storage_state, allow
         self.current_url = final.url
         self._page: Any = None
+        self._loaded = False  # whether the page shows `current_url`
         self._context: Any = None
 
     async def _ensure_context(self) -> Any:
         if self._context is None:
-            browser = await self.actor._browser()
-            self._context = await browser.new_context(
-                storage_state=self.storage_state or None, service_workers="block"
-            )
-            # Checks may open only the run's sites: first requests are refused by the route, redirect hops and
-            # sub-resources inside Chromium (common/confine.py), as in the rollout browser.
-            await self._context.route(self.allow.block_regex(), lambda route: route.abort("blockedbyclient"))
+            self._context, self._page = await self.actor._page_for(self.allow, self.storage_state)
             if self.final.sandbox:
                 origins = {_origin(u) for u in self.final.env_urls.values() or self.actor.env_urls.values()}
                 await self._context.add_cookies(
@@ -68,20 +68,23 @@ class _Session:
         return self._context
 
     async def page(self) -> Any:
-        if self._page is None:
-            context = await self._ensure_context()
-            page = await context.new_page()
-            await confine(await context.new_cdp_session(page), self.allow)
-            self._page = page
-            if self.current_url and self.current_url != "about:blank":
-                await self.goto(self.current_url)
+        """The page at the session's current URL: the episode's last page, loaded on first use."""
+        page = await self._open()
+        if not self._loaded and self.current_url and self.current_url != "about:blank":
+            await self.goto(self.current_url)
+        return page
+
+    async def _open(self) -> Any:
+        """The session's page (made with its context), not navigated: a check that goes to its own URL first never
+        loads the episode's last page (one page load per such check, not two)."""
+        await self._ensure_context()
         return self._page
 
     async def goto(self, url: str) -> None:
         from playwright.async_api import Error as PwError
         from playwright.async_api import TimeoutError as PwTimeout
 
-        page = self._page or await self.page()
+        page = await self._open()
         try:
             resp = await page.goto(url, wait_until="load", timeout=self.actor.nav_timeout_s * 1000)
         except PwError as e:
@@ -92,7 +95,7 @@ class _Session:
                 await page.wait_for_load_state("networkidle", timeout=self.actor.idle_cap_s * 1000)
             except PwTimeout:
                 pass
-        self.current_url = page.url
+        self.current_url, self._loaded = page.url, True
 
     async def http_get(self, url: str) -> tuple[int, Any]:
         from playwright.async_api import Error as PwError
@@ -121,6 +124,21 @@ class _Session:
     async def close(self) -> None:
         if self._context is not None:
             await self._context.close()
+
+
+def _cookies_only(storage_state: Any) -> list[dict] | None:
+    """The cookies of a storage state (a dict, a JSON file's path, or none), or None when it also holds local
+    storage (which only a new context can be given)."""
+    if not storage_state:
+        return []
+    state = (
+        json.loads(Path(storage_state).read_text())
+        if isinstance(storage_state, (str, Path))
+        else storage_state
+    )
+    if any(o.get("localStorage") for o in state.get("origins") or []):
+        return None
+    return list(state.get("cookies") or [])
 
 
 def _filled(task: Task) -> Task:
@@ -180,6 +198,8 @@ class RewardActor:
         self._browser_obj: Any = None
         self._browser_lock: asyncio.Lock | None = None
         self._sem: asyncio.Semaphore | None = None
+        # (allow-list key, context, page) made ahead for the next checks, oldest first (`_page_for`)
+        self._spares: collections.deque[asyncio.Future] = collections.deque()
 
     # -- the actor's loop and browser ---------------------------------------------------------------------------
     def _ensure_loop(self) -> LoopThread:
@@ -199,6 +219,50 @@ class RewardActor:
                     executable_path=chromium_executable(), args=CHROMIUM_ARGS, headless=True
                 )
         return self._browser_obj
+
+    async def _new_page(self, allow: AllowList, storage_state: Any = None) -> tuple[Any, Any]:
+        """A new context (with `storage_state`) and its page, able to reach only the run's sites: first requests
+        are refused by the route, redirect hops and sub-resources inside Chromium (common/confine.py), as in the
+        rollout browser."""
+        browser = await self._browser()
+        context = await browser.new_context(storage_state=storage_state or None, service_workers="block")
+        try:
+            await context.route(allow.block_regex(), lambda route: route.abort("blockedbyclient"))
+            page = await context.new_page()
+            await confine(await context.new_cdp_session(page), allow, skip=UNREAD_RESOURCES)
+        except BaseException:
+            await context.close()
+            raise
+        return context, page
+
+    async def _ahead(self, allow: AllowList) -> tuple[str, Any, Any]:
+        return (allow.block_regex().pattern, *await self._new_page(allow))
+
+    async def _page_for(self, allow: AllowList, storage_state: Any) -> tuple[Any, Any]:
+        """A fresh context and page for one episode's checks. Opening one (a renderer process) costs more than
+        most checks, so `PAGES_AHEAD` are always being made ahead, while checks run: a check takes the oldest
+        when it fits (the same allow-list, and a storage state of cookies only, which are added to it), else
+        opens its own. Either way it is used by that one episode and closed after it."""
+        key = allow.block_regex().pattern
+        cookies = _cookies_only(storage_state)
+        spare = self._spares.popleft() if self._spares else None
+        got = None
+        if spare is not None:
+            try:
+                got = await spare
+            except Exception:  # noqa: BLE001 - a spare that failed to open: open one for this check instead
+                got = None
+        if got is not None and (got[0] != key or cookies is None):
+            await got[1].close()
+            got = None
+        while len(self._spares) < PAGES_AHEAD:
+            self._spares.append(asyncio.ensure_future(self._ahead(allow)))
+        if got is None:
+            return await self._new_page(allow, storage_state)
+        _, context, page = got
+        if cookies:
+            await context.add_cookies(cookies)
+        return context, page
 
     # -- scoring ------------------------------------------------------------------------------------------------
     def _storage_state(self, task: Task, final: FinalState) -> Any:
@@ -266,6 +330,13 @@ class RewardActor:
         return self._ensure_loop().run(self._score_many(items))
 
     async def _shutdown(self) -> None:
+        while self._spares:
+            spare = self._spares.popleft()
+            spare.cancel()
+            try:
+                await spare
+            except BaseException:  # noqa: BLE001 - cancelled or failed: the browser's close takes it anyway
+                pass
         if self._browser_obj is not None:
             await self._browser_obj.close()
         if self._pw is not None:

@@ -37,6 +37,7 @@ def make_app():
     @app.get("/", defaults={"path": ""})
     def page(path: str):
         key = "/" + path
+        HITS.append(key)
         if key in PAGES:
             return PAGES[key]
         if key.startswith("/f/books/123/"):
@@ -73,6 +74,16 @@ def make_app():
         return jsonify(author="Jane Doe", rating=4)
 
     return app
+
+
+HITS: list[str] = []  # every path the catch-all page route served, in order
+
+
+@pytest.fixture
+def page_hits() -> list[str]:
+    """The paths the fixture site's pages served from now on, in order."""
+    HITS.clear()
+    return HITS
 
 
 @pytest.fixture(scope="session")

@@ -47,6 +47,19 @@ def test_js_locators_exact_match_and_values(reward_actor, fixture_site):
     assert len(r.checks) == 4
 
 
+def test_a_check_with_its_own_url_never_loads_the_final_page_and_last_loads_it_once(
+    reward_actor, fixture_site, page_hits
+):
+    own = [_t("__SHOPPING__/plain", "", {"must_include": ["Canceled"]})]
+    r = _score(reward_actor, own, final_url=f"{fixture_site}/form")
+    assert r.score == 1.0, r.checks
+    assert page_hits == ["/plain"]  # the episode's last page (/form) is not loaded first: one load per check
+    page_hits.clear()
+    r = _score(reward_actor, [_t("last", "", {"must_include": ["What"]})], final_url=f"{fixture_site}/form")
+    assert r.score == 1.0, r.checks
+    assert page_hits == ["/form"]
+
+
 def test_spread_locator_result_is_read_as_python_text(reward_actor):
     # WebArena str()s the evaluated value: an array becomes a Python list repr, which must_include searches.
     loc = (
