@@ -220,7 +220,9 @@ class BrowserActor:
         return await self._after_action(error)
 
     async def _settle(self, page: Any) -> None:
-        await settle(page, self._ep.trackers.get(page), self.cfg.settle_timeout_s)
+        await settle(
+            page, self._ep.trackers.get(page), self.cfg.settle_timeout_s, since=self._ep.step_started
+        )
 
     async def _after_action(self, error: str | None) -> R.Observation:
         """Settle, adopt or refuse pop-ups, undo navigation that escaped the allow-list, then observe."""

@@ -14,6 +14,7 @@ the whole page is shown, and the token budget bounds the size.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 IGNORED_PROPERTIES = {"focusable", "editable", "readonly", "level", "settable", "multiline", "invalid"}
@@ -117,9 +118,11 @@ class _Printer:
 
 async def axtree_text(cdp: Any) -> str:
     """The pruned accessibility tree of the page behind `cdp` (a CDPSession), ids from the data-wa-id stamps."""
-    doc = await cdp.send("DOM.getDocument", {"depth": -1, "pierce": True})
+    # both read the page as it is; asked together, the second does not wait for the first's answer
+    doc, main = await asyncio.gather(
+        cdp.send("DOM.getDocument", {"depth": -1, "pierce": True}), cdp.send("Accessibility.getFullAXTree")
+    )
     ids, frames = _dom_index(doc["root"])
-    main = await cdp.send("Accessibility.getFullAXTree")
     frame_trees: dict[str, list[dict]] = {}
     for fid in frames.values():
         try:

@@ -11,11 +11,12 @@ pop-up's first navigation, which starts before its page can be confined, is made
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 from urllib.parse import urljoin
 
 from browser_actors.safety import AllowList, Guard
-from browser_actors.settle import NetworkTracker
+from browser_actors.settle import MUTATION_CLOCK_JS, NetworkTracker
 from common.confine import confine
 from common.text import cut
 
@@ -36,6 +37,7 @@ class EpisodeContext:
         self._confining: dict[Any, asyncio.Task[None]] = {}
         self._opening = 0  # pop-up first navigations being made in `_hold_until_confined` now
         self._fulfilled = 0  # ... and made during this step: that many pop-ups are about to appear
+        self.step_started = time.time()
 
     async def open(self, browser: Any, storage_state: Any, cookies: list[dict], timeout_s: float) -> None:
         ctx = await browser.new_context(
@@ -45,6 +47,7 @@ class EpisodeContext:
             viewport=VIEWPORT,
         )
         ctx.set_default_timeout(timeout_s * 1000)
+        await ctx.add_init_script(MUTATION_CLOCK_JS)  # every document times its DOM mutations (settle.py)
         ctx.on("page", self._on_page)
         ctx.on("request", self._on_request)
         await ctx.route(self.allow.block_regex(), self._refuse)
@@ -68,6 +71,7 @@ class EpisodeContext:
         return self.context.pages
 
     def begin_step(self) -> None:
+        self.step_started = time.time()  # the settle wait counts the DOM's quiet time from here
         self.blocked.clear()
         self.popups.clear()
         self.escaped.clear()

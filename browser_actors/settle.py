@@ -1,12 +1,18 @@
 """Waiting for a page to settle after an action, without fixed sleeps.
 
 A page is settled when (1) its document has been parsed (`domcontentloaded`), (2) the DOM has seen no mutation for
-`QUIET_MS` (an in-page MutationObserver promise), and (3) no request that can change what the agent reads is in
-flight (images, fonts and media are ignored; a request older than `LONG_POLL_S` that is not a navigation is taken to
-be a long poll). A navigation that replaces the document mid-wait restarts the wait on the new document. The whole
-wait is bounded by `settle_timeout_s`; reaching the bound is not an error (the observation shows what is there).
-Not covered: a page that changes after a pure timer longer than QUIET_MS with no request in between (rare; a
-request started by such a timer within QUIET_MS is covered).
+`QUIET_MS` since the page last received input from the action (our own id stamps excluded; never earlier than the
+action's start), and (3) no request that can change what the agent reads is in flight (images, fonts and media are
+ignored; a request older than `LONG_POLL_S` that is not a navigation is taken to be a long poll). Mutations and input
+events are timed by a clock every document of the episode's context starts with (`MUTATION_CLOCK_JS`, an init
+script), so quiet time that passed while Playwright was still returning from the action counts: typing that
+changes nothing settles QUIET_MS after its last key, not QUIET_MS after the call returned. A document without that
+clock is timed from the start of the wait. A navigation that replaces the document mid-wait restarts the wait on
+the new document, whose clock starts when it is created. The whole wait is bounded by `settle_timeout_s`; reaching
+the bound is not an error (the observation shows what is there). Not covered: a page that changes after a pure
+timer that fires later than QUIET_MS after its input, with no request in between (rare; a request started by such
+a timer within QUIET_MS is covered); input and mutations inside an iframe (the main document's clock is read; the
+action's start still bounds the window).
 """
 
 from __future__ import annotations
@@ -21,23 +27,46 @@ QUIET_MS = (
 LONG_POLL_S = 2.0  # requests running longer than this (not navigations) do not hold the settle wait
 _IGNORED_TYPES = {"image", "font", "media", "websocket", "eventsource", "ping", "manifest", "texttrack"}
 
-# Resolves once the DOM has been mutation-free for `quiet` ms (our own id stamps excluded) or `limit` ms passed.
+# Every document of an episode starts with this (BrowserContext.add_init_script): the wall-clock time of its last
+# DOM mutation (our own id stamps excluded) or input event, whichever came later. An input event counts because the
+# quiet window must start when the page received the action (a click handler's timer is what the window waits
+# for), not when Playwright began it (actionability checks come first). Wall-clock (Date.now) so Python can give
+# the action's start as a lower bound.
+MUTATION_CLOCK_JS = """
+(() => {
+  if (window.__waMutations) return;
+  const now = Date.now.bind(Date);  // kept before any page script runs (a page may replace Date)
+  const clock = window.__waMutations = { last: now(), now };
+  new MutationObserver((ms) => {
+    for (const m of ms) { if (m.type !== 'attributes' || m.attributeName !== 'data-wa-id') { clock.last = now(); return; } }
+  }).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+  const touched = () => { clock.last = now(); };
+  for (const type of ['mousedown', 'mouseup', 'click', 'keydown', 'keyup', 'input', 'change', 'wheel', 'scroll', 'submit'])
+    window.addEventListener(type, touched, { capture: true, passive: true });
+})();
+"""
+
+# Resolves once the DOM has been mutation-free for `quiet` ms since `since` (wall-clock ms, the action's start; the
+# document's mutation clock when it has one, else an observer from now) or `limit` ms passed.
 _QUIET_JS = """
-([quiet, limit]) => new Promise((resolve) => {
-  const t0 = performance.now();
-  let last = t0;
-  const mo = new MutationObserver((ms) => {
-    for (const m of ms) { if (m.type !== 'attributes' || m.attributeName !== 'data-wa-id') { last = performance.now(); return; } }
+([quiet, limit, since]) => new Promise((resolve) => {
+  const clock = window.__waMutations;
+  const wall = clock ? clock.now : Date.now.bind(Date);
+  const t0 = wall();
+  let own = t0;
+  const mo = clock ? null : new MutationObserver((ms) => {
+    for (const m of ms) { if (m.type !== 'attributes' || m.attributeName !== 'data-wa-id') { own = wall(); return; } }
   });
-  mo.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+  if (mo) mo.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
   const tick = () => {
-    const now = performance.now();
+    const now = wall();
+    const last = clock ? Math.max(clock.last, since) : own;
     if ((document.readyState !== 'loading' && now - last >= quiet) || now - t0 >= limit) {
-      mo.disconnect();
+      if (mo) mo.disconnect();
       resolve(now - last >= quiet);
     } else setTimeout(tick, Math.max(10, quiet - (now - last)));
   };
-  setTimeout(tick, quiet);
+  tick();
 })
 """
 
@@ -90,8 +119,12 @@ def _is_navigation_error(err: Exception) -> bool:
     )
 
 
-async def settle(page: Any, tracker: NetworkTracker | None, timeout_s: float) -> bool:
-    """Wait until `page` is settled or `timeout_s` passed; True when it settled. Raises only when the page closed."""
+async def settle(
+    page: Any, tracker: NetworkTracker | None, timeout_s: float, since: float | None = None
+) -> bool:
+    """Wait until `page` is settled or `timeout_s` passed; True when it settled. Raises only when the page closed.
+    `since`: when the action began (`time.time()`; default now): the DOM must have been quiet for QUIET_MS since."""
+    since_ms = (time.time() if since is None else since) * 1000
     from playwright.async_api import Error as PlaywrightError
 
     loop = asyncio.get_running_loop()
@@ -99,7 +132,9 @@ async def settle(page: Any, tracker: NetworkTracker | None, timeout_s: float) ->
     while (remaining := deadline - loop.time()) > 0:
         try:
             await page.wait_for_load_state("domcontentloaded", timeout=remaining * 1000)
-            dom_quiet = await page.evaluate(_QUIET_JS, [QUIET_MS, max(1.0, (deadline - loop.time()) * 1000)])
+            dom_quiet = await page.evaluate(
+                _QUIET_JS, [QUIET_MS, max(1.0, (deadline - loop.time()) * 1000), since_ms]
+            )
         except PlaywrightError as e:
             if page.is_closed():
                 raise

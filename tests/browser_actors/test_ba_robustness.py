@@ -24,6 +24,16 @@ def test_settles_on_late_dom_and_slow_requests_without_fixed_sleep(actor, server
     assert obs.url.endswith("/slow?ms=1200&page=1") and "waited" in obs.text
 
 
+def test_every_document_times_its_mutations_and_a_timer_soon_after_the_action_is_seen(actor, server):
+    obs = actor.reset(make_task(server.url("slow.html")))
+    # the init script's mutation clock is on the document (settle counts the quiet time from the action's start)
+    clock = actor._loop.run(actor._page.evaluate("() => typeof window.__waMutations.last"))
+    assert clock == "number"
+    # a DOM change 60 ms after the click, with no request: inside the quiet window, so in this observation
+    obs = actor.step(R.Click(element_id=_id_of(obs.text, "Timer")))
+    assert "timer fired" in obs.text
+
+
 def test_settle_timeout_bounds_the_wait(server):
     from browser_actors.actor import BrowserActor
 
