@@ -7,7 +7,8 @@ Both modes run the same multi-turn episodes (greedy, so they generate the same t
 prompt is the episode's history plus a fresh "observation", as in a rollout. Baseline: the episodes one after
 the other on the same engine in the same run. The ratio is concurrent tokens/s over sequential tokens/s.
 Then the model's own weights are pushed back into the engine with each weight-sync method (median of --pushes),
-against two baselines measured in the same run on the same weights:
+in the engine's dtype as the learner sends them (`--dtype`, default bfloat16 as in the CPU presets; the learner
+casts its fp32 weights to it before the push), against two baselines measured in the same run on the same bytes:
   recreate   what a redeploy pipeline does: save the weights as a model folder, shut the engine down, start a new
              one on that folder and serve its first request (targets: push <= 1/50 of it);
   raw bytes  writing the same tensors to /dev/shm as safetensors and reading them back, nothing else (push <= 3x).
@@ -87,14 +88,25 @@ class _WarningCount(logging.Handler):
         self.count += 1
 
 
-async def bench_pushes(engine, model_path: str, reps: int) -> dict:
-    import ray
+def engine_weights(model_path: str, dtype: str) -> dict:
+    """The model's tensors as the learner pushes them to an engine of `dtype` (LearnerActor._in_engine_dtype)."""
     import torch
     from transformers import AutoModelForCausalLM
 
+    want = getattr(torch, dtype)
+    model = AutoModelForCausalLM.from_pretrained(model_path, dtype=torch.float32)
+    # what LearnerActor.named_full_parameters yields: a tied LM head once, under the embedding's name (a cast
+    # state_dict would hold two separate copies of it)
+    return {k: p.detach().to(want) for k, p in model.named_parameters()}
+
+
+async def bench_pushes(engine, model_path: str, reps: int, dtype: str) -> dict:
+    import ray
+    import torch
+
     from learner.weight_sync import WeightPusher
 
-    sd = AutoModelForCausalLM.from_pretrained(model_path, dtype=torch.float32).state_dict()
+    sd = engine_weights(model_path, dtype)
     out: dict = {}
     for method in ("file", "object_store"):
         if method == "object_store" and not ray.is_initialized():
@@ -124,7 +136,7 @@ async def bench_pushes(engine, model_path: str, reps: int) -> dict:
     return out
 
 
-async def bench_recreate(engine, model_path: str) -> dict:
+async def bench_recreate(engine, model_path: str, dtype: str) -> dict:
     """Seconds of the two baselines of a push: recreate the engine on a saved folder; write+read the bytes."""
     import shutil
 
@@ -135,10 +147,8 @@ async def bench_recreate(engine, model_path: str) -> dict:
     from common.config import InferenceConfig
     from rollout_workers.inference import InferenceActor
 
-    model = AutoModelForCausalLM.from_pretrained(model_path, dtype=torch.float32)
-    tensors = {
-        k: v.contiguous() for k, v in model.state_dict().items() if k != "lm_head.weight"
-    }  # tied: once
+    model = AutoModelForCausalLM.from_pretrained(model_path, dtype=getattr(torch, dtype))
+    tensors = {k: v.contiguous() for k, v in engine_weights(model_path, dtype).items()}  # the pushed bytes
     raw = []
     for _ in range(3):
         t0 = time.perf_counter()
@@ -160,7 +170,9 @@ async def bench_recreate(engine, model_path: str) -> dict:
         if (Path(model_path) / name).exists():
             shutil.copy(Path(model_path) / name, folder / name)
     await engine.shutdown()
-    fresh = InferenceActor(str(folder), InferenceConfig(cpu_kvcache_gb=2), max_model_len=2048, name="bench")
+    fresh = InferenceActor(
+        str(folder), InferenceConfig(cpu_kvcache_gb=2), max_model_len=2048, name="bench", dtype=dtype
+    )
     await fresh.start()
     await fresh.generate([1, 2, 3], max_tokens=1, temperature=0.0)
     recreate = time.perf_counter() - t0
@@ -178,7 +190,7 @@ async def main_async(args) -> dict:
     path = pick_model(args.model)
     vocab = _json.loads((Path(path) / "config.json").read_text())["vocab_size"]
     engine = InferenceActor(
-        path, InferenceConfig(cpu_kvcache_gb=args.kv_gb), max_model_len=2048, name="bench"
+        path, InferenceConfig(cpu_kvcache_gb=args.kv_gb), max_model_len=2048, name="bench", dtype=args.dtype
     )
     t0 = time.perf_counter()
     await engine.start()
@@ -190,11 +202,14 @@ async def main_async(args) -> dict:
         f"sequential {seq}\nconcurrent {con}\nspeed-up x{con['tokens_per_s'] / seq['tokens_per_s']:.2f}",
         flush=True,
     )
-    pushes = await bench_pushes(engine, path, args.pushes)
-    baselines = await bench_recreate(engine, path)  # shuts the engine down (it is what a recreate does)
+    pushes = await bench_pushes(engine, path, args.pushes, args.dtype)
+    baselines = await bench_recreate(
+        engine, path, args.dtype
+    )  # shuts the engine down (it is what a recreate does)
     return {
         "baselines": baselines,
         "model": path,
+        "dtype": args.dtype,
         "engine_startup_s": startup,
         "episodes": args.episodes,
         "turns": args.turns,
@@ -214,6 +229,7 @@ def main() -> None:
     ap.add_argument("--max-tokens", type=int, default=32)
     ap.add_argument("--pushes", type=int, default=3)
     ap.add_argument("--kv-gb", type=int, default=2)
+    ap.add_argument("--dtype", default="bfloat16", help="the engine's dtype (model.dtype of the CPU presets)")
     args = ap.parse_args()
     r = asyncio.run(main_async(args))
     s, c = r["sequential"], r["concurrent"]

@@ -1,14 +1,18 @@
 """Asynchronous group rollouts against a lockstep loop (the paper's code), same tasks, policy and actors.
 
-    .venv/bin/python bench/bench_rollouts.py [--config configs/cpu_demo.yaml] [--tasks 8] [--group 4]
+    .venv/bin/python bench/bench_rollouts.py [--config configs/miniwob_cpu.yaml] [--tasks 8] [--group 4]
+        [--browsers 8] [--checkpoint DIR]
 
 Ours: `RolloutWorker.run_groups`: every episode advances on its own (its next generate as soon as its page is
-back, a new group as soon as one finishes, up to rollout.max_inflight_groups). Lockstep: the same worker, the same
-episode loop and actors, with two barriers added, as in a loop that batches turns: each turn waits until every
-live episode of the wave has its reply before any browser acts, and until every browser is back before the next
-turn; the next wave of groups starts when the whole wave is done. Both run the model at the rollout sampling
-settings (the base model unless --checkpoint), seeded the same, on the same tasks; episodes per minute are
-compared. Writes bench/results/rollouts.json.
+back, a new group as soon as one finishes, up to rollout.max_inflight_groups and the browsers there are). Lockstep:
+the same worker, the same episode loop and actors, with two barriers added, as in a loop that batches turns: each
+turn waits until every live episode of the wave has its reply before any browser acts, and until every browser is
+back before the next turn; the next wave of groups starts when the whole wave is done. `--browsers` (8: two groups
+of 4 at once) is the same for both. Both run the model at the rollout sampling settings, seeded the same, on the
+same tasks; episodes per minute are compared. The policy: `--checkpoint`, else the BC checkpoint
+`bench/bench_overlap.py` made (runs/bench-overlap-bc) when there is one (a policy that finishes some episodes
+early and plays others to the turn budget, as in RL), else the base model (which mostly rambles out after two
+replies). Writes bench/results/rollouts.json.
 """
 
 from __future__ import annotations
@@ -26,13 +30,11 @@ from report import Figure, save  # noqa: E402
 
 
 class Barrier:
-    """Releases everyone waiting once every live party has arrived; parties leave when their episode ends."""
+    """Releases everyone waiting once every live party has arrived; a party leaves when its episode ends. The
+    parties are known up front (every episode of the wave), as in a loop that resets them all, then batches turns."""
 
-    def __init__(self) -> None:
-        self.parties, self.waiting, self._go = 0, 0, asyncio.Event()
-
-    def join(self) -> None:
-        self.parties += 1
+    def __init__(self, parties: int) -> None:
+        self.parties, self.waiting, self._go = parties, 0, asyncio.Event()
 
     def leave(self) -> None:
         self.parties -= 1
@@ -62,21 +64,17 @@ class LockstepPolicy:
             before_step,
             inner.source,
         )
-        self.live: set[str] = set()
+        self.ended: set[str] = set()
 
     async def act(self, episode_id, task, prompt_ids, obs, max_tokens):
-        if episode_id not in self.live:
-            self.live.add(episode_id)
-            self.before_act.join()
-            self.before_step.join()
         await self.before_act.arrive()
         reply = await self.inner.act(episode_id, task, prompt_ids, obs, max_tokens)
         await self.before_step.arrive()  # every reply of the turn is in before any page acts
         return reply
 
     def end(self, episode_id):
-        if episode_id in self.live:
-            self.live.discard(episode_id)
+        if episode_id not in self.ended:  # every episode ends once, whether it acted or failed first
+            self.ended.add(episode_id)
             self.before_act.leave()
             self.before_step.leave()
         self.inner.end(episode_id)
@@ -97,30 +95,48 @@ async def lockstep(worker, tasks, group: int) -> tuple[int, float]:
     t0 = time.perf_counter()
     n = 0
     for k in range(0, len(tasks), wave):
-        policy = LockstepPolicy(ModelPolicy(worker.router, worker.sampling(False)), Barrier(), Barrier())
-        groups = await asyncio.gather(
-            *(worker.run_group(t, group, policy=policy) for t in tasks[k : k + wave])
+        batch = tasks[k : k + wave]
+        parties = len(batch) * group
+        policy = LockstepPolicy(
+            ModelPolicy(worker.router, worker.sampling(False)), Barrier(parties), Barrier(parties)
         )
+        groups = await asyncio.gather(*(worker.run_group(t, group, policy=policy) for t in batch))
         n += sum(len(g.trajectories) for g in groups)
     return n, time.perf_counter() - t0
 
 
+def bench_overlap_policy() -> str | None:
+    """The BC checkpoint of bench/bench_overlap.py's short BC run, when it made one."""
+    import json
+
+    root = Path(__file__).resolve().parents[1]
+    progress = root / "runs" / "bench-overlap-bc" / "progress.json"
+    if not progress.exists():
+        return None
+    ckpt = json.loads(progress.read_text()).get("bc_checkpoint")  # relative to the repository
+    return str(root / ckpt) if ckpt and (root / ckpt / "COMPLETE").exists() else None
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--config", default="configs/cpu_demo.yaml")
-    ap.add_argument("--checkpoint", default=None, help="model folder (default: model.path)")
+    ap.add_argument("--config", default="configs/miniwob_cpu.yaml")
+    ap.add_argument("--checkpoint", default=None, help="model folder (default: see the module doc)")
     ap.add_argument("--tasks", type=int, default=8)
     ap.add_argument("--group", type=int, default=4)
+    ap.add_argument("--browsers", type=int, default=8)
     ap.add_argument("--set", action="append", default=[])
     args = ap.parse_args()
+    checkpoint = args.checkpoint or bench_overlap_policy()
+    print(f"policy: {checkpoint or 'the base model (model.path)'}", flush=True)
 
     from common.config import load_config
     from rollout_workers.evaluate import stratified_sample
     from rollout_workers.stack import Stack, init_ray
 
-    cfg = load_config(args.config, [*args.set, "logging.run_name=bench-rollouts"])
+    sets = [f"rollout.num_browsers={args.browsers}", *args.set, "logging.run_name=bench-rollouts"]
+    cfg = load_config(args.config, sets)
     init_ray(cfg)
-    stack = Stack(cfg).start(args.checkpoint)
+    stack = Stack(cfg).start(checkpoint)
     try:
         tasks = stratified_sample(stack.tasks("train"), args.tasks, cfg.seed)
         results: dict[str, Any] = {}
@@ -144,7 +160,17 @@ def main() -> None:
         ratio,
         ">= 1.5",
     )
-    save("rollouts", [fig], {"tasks": args.tasks, "group": args.group, **results})
+    save(
+        "rollouts",
+        [fig],
+        {
+            "tasks": args.tasks,
+            "group": args.group,
+            "browsers": args.browsers,
+            "policy": checkpoint,
+            **results,
+        },
+    )
 
 
 if __name__ == "__main__":

@@ -36,6 +36,8 @@ BENCHES = [
     ("memory", "bench_memory.py", [], ["--actors", "3"]),
     ("learner", "bench_learner.py", [], ["--repeats", "1"]),
     ("inference", "bench_inference.py", [], ["--episodes", "4", "--turns", "2"]),
+    # overlap makes the short BC run whose policy rollouts then uses (each still runs alone without the other)
+    ("overlap", "bench_overlap.py", [], ["--iterations", "3"]),
     ("rollouts", "bench_rollouts.py", [], ["--tasks", "4"]),
     ("learner_options", "bench_learner_options.py", [], ["--repeats", "1"]),
 ]
