@@ -176,6 +176,21 @@ def test_storage_state_and_sandbox_cookie_reach_the_page(reward_actor, fixture_s
     assert _score(reward_actor, targets).score == 0.0  # a fresh context without them sees neither
 
 
+def test_a_storage_state_with_local_storage_reaches_the_page_and_leaves_with_its_episode(
+    reward_actor, fixture_site
+):
+    # cookies alone are added to a context opened ahead; local storage needs a context of its own
+    state = {
+        "cookies": [],
+        "origins": [{"origin": fixture_site, "localStorage": [{"name": "cart", "value": "3"}]}],
+    }
+    targets = [
+        _t("__SHOPPING__/plain", "document.defaultView.localStorage.getItem('cart')", {"exact_match": "3"})
+    ]
+    assert _score(reward_actor, targets, storage_state=state).score == 1.0
+    assert _score(reward_actor, targets).score == 0.0  # the next episode's context has none of it
+
+
 def test_unreachable_site_is_unscorable_not_zero(reward_actor):
     targets = [_t("http://127.0.0.1:9/nothing", "", {"must_include": ["x"]})]
     r = _score(reward_actor, targets)
