@@ -196,7 +196,7 @@ async def main_async(args) -> dict:
     await engine.start()
     startup = time.perf_counter() - t0
     seq = await run_mode(engine, False, args, vocab)
-    await engine._engine.reset_prefix_cache()  # both modes start from a cold cache
+    await engine.reset_prefix_cache()  # both modes start from a cold cache
     con = await run_mode(engine, True, args, vocab)
     print(
         f"sequential {seq}\nconcurrent {con}\nspeed-up x{con['tokens_per_s'] / seq['tokens_per_s']:.2f}",

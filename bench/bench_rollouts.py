@@ -9,7 +9,7 @@ the same worker, the same episode loop and actors, with two barriers added, as i
 turn waits until every live episode of the wave has its reply before any browser acts, and until every browser is
 back before the next turn; the next wave of groups starts when the whole wave is done. `--browsers` (8: two groups
 of 4 at once) is the same for both. Both run the model at the rollout sampling settings, seeded the same, on the
-same tasks; episodes per minute are compared. The policy: `--checkpoint`, else the BC checkpoint
+same tasks; episodes per minute are compared, each arm starting with an empty prefix cache. The policy: `--checkpoint`, else the BC checkpoint
 `bench/bench_overlap.py` made (runs/bench-overlap-bc) when there is one (a policy that finishes some episodes
 early and plays others to the turn budget, as in RL), else the base model (which mostly rambles out after two
 replies). Writes bench/results/rollouts.json.
@@ -130,6 +130,7 @@ def main() -> None:
     print(f"policy: {checkpoint or 'the base model (model.path)'}", flush=True)
 
     from common.config import load_config
+    from common.remote import call
     from rollout_workers.evaluate import stratified_sample
     from rollout_workers.stack import Stack, init_ray
 
@@ -143,6 +144,8 @@ def main() -> None:
 
         async def both() -> None:  # one event loop: the browser pool's queue belongs to it
             for name, fn in (("lockstep", lockstep), ("ours", ours)):
+                # the same prompts again: neither arm may find the other's KV in the prefix cache
+                await asyncio.gather(*(call(e, "reset_prefix_cache") for e in stack.engines))
                 n, secs = await fn(stack.worker, tasks, args.group)
                 results[name] = {"episodes": n, "seconds": secs, "episodes_per_min": 60 * n / secs}
                 print(

@@ -86,7 +86,7 @@ def main() -> int:
     ap.add_argument("--only", default="", help="comma-separated bench names")
     ap.add_argument("--skip", default="", help="comma-separated bench names")
     ap.add_argument("--quick", action="store_true", help="smaller sizes (a smoke run)")
-    ap.add_argument("--timeout", type=float, default=900, help="seconds per bench")
+    ap.add_argument("--timeout", type=float, default=1200, help="seconds per bench")
     ap.add_argument("--reuse", action="store_true", help="left-out benches: figures from their last JSON")
     args = ap.parse_args()
     only, skip = set(filter(None, args.only.split(","))), set(filter(None, args.skip.split(",")))

@@ -300,6 +300,12 @@ class InferenceActor:
             warnings = [w for report in reports for w in report["warnings"]]  # one report per worker
             return {**self._record_update(time.perf_counter() - t0, nbytes), "reload_warnings": warnings}
 
+    async def reset_prefix_cache(self) -> None:
+        """Drop the engine's cached KV blocks (a weight update does it itself): the next requests compute their
+        prompts afresh, e.g. the second of two measurements on the same prompts."""
+        engine = await self._ensure_engine()
+        await engine.reset_prefix_cache()
+
     async def receive_nccl(
         self, names: list[str], dtype_names: list[str], shapes: list[list[int]], *, version: int
     ) -> dict[str, Any]:
