@@ -9,7 +9,9 @@
 Checks that visit pages run in the actor's own Chromium (one browser per actor, launched on first need), in a
 fresh context per episode carrying the episode's storage state (login) and `wa_sandbox` cookie, so it sees exactly
 the data the episode wrote. That context reaches only the run's sites (`env_urls`): requests, redirect hops and
-sub-resources elsewhere are refused before they are sent. Contexts are cheap, so many episodes are scored at once (bounded by `max_concurrency`).
+sub-resources elsewhere are refused before they are sent. Opening a context's page (a renderer process) is the
+largest cost of a check that navigates, so the next episode's context is opened ahead while the current one is
+scored; it carries no state until an episode takes it. Many episodes are scored at once (`max_concurrency`).
 The browser lives on the actor's private event-loop thread; `ascore` forwards to it from whatever loop calls it.
 """
 
@@ -39,7 +41,9 @@ from reward.plan import PlanError, build_plan
 # What a check never reads: pictures, media and fonts are not fetched, so `load` waits for the document, its
 # styles and scripts only (styles stay: they decide what `outerText` shows).
 UNREAD_RESOURCES = frozenset({"Image", "Media", "Font"})
-PAGES_AHEAD = 1  # fresh contexts kept opening ahead of the checks (RewardActor._page_for)
+# Fresh contexts kept opening ahead of the checks (RewardActor._page_for). One: with two, the two renderer start-ups
+# competed with the check's own page load on a 2-core machine and each check took longer (bench_reward_peer).
+PAGES_AHEAD = 1
 SANDBOX_MISSING_HEADER = "x-wa-sandbox-missing"  # sites/core.py sets it on the 403 for a token that is gone
 
 
