@@ -4,8 +4,9 @@ on the same bundled-site task configs, the same answers and the same pages, meas
     .venv/bin/python bench/bench_reward_peer.py [--per-kind 6]
 
 Tasks: the test split of `sites.tasks` (WebArena's JSON format), `--per-kind` of each deterministic check kind
-(exact_match, must_include, url_match, program_html); fuzzy_match / ua_match (LLM judge) and configs naming `func:`
-helpers (the reference's helpers call Magento's / GitLab's real APIs, which the bundled sites do not serve) are
+(exact_match, must_include, url_match, program_html); fuzzy_match / ua_match (LLM judge), configs naming `func:`
+helpers (the reference's helpers call Magento's / GitLab's real APIs, which the bundled sites do not serve) and
+program_html checks with `must_exclude` contents (the reference raises "Unknown required_contents" on them) are
 left out and counted. Each task is scored in two end states, so both verdicts occur: the scripted expert's
 episode (its sandbox, last page and answer; expected 1) and a do-nothing episode (a fresh sandbox, the start
 page, an empty answer; expected 0). The reference runs in .venv-peers (bench/peers/wa_evaluate.py) on a live page
@@ -35,9 +36,11 @@ KINDS = ("exact_match", "must_include", "url_match", "program_html")
 
 
 def kind_of(config: dict) -> str | None:
-    """The check kind a config is benched under, or None when it is left out (LLM judge, `func:` helpers)."""
+    """The check kind a config is benched under, or None when it is left out (LLM judge, `func:` helpers, and
+    `must_exclude` contents, which the reference's program_html does not know: it raises on them)."""
     ev = config["eval"]
-    if "func:" in json.dumps(ev.get("program_html") or []):
+    program = json.dumps(ev.get("program_html") or [])
+    if "func:" in program or '"must_exclude"' in program:
         return None
     if "program_html" in ev["eval_types"]:
         return "program_html"
@@ -60,7 +63,9 @@ def pick(per_kind: int) -> tuple[list, dict]:
             left_out += 1
         elif len(chosen[k]) < per_kind:
             chosen[k].append((Task.model_validate(config), config))
-    return [(k, *tc) for k in KINDS for tc in chosen[k]], {"left_out_nondeterministic_or_func": left_out}
+    return [(k, *tc) for k in KINDS for tc in chosen[k]], {
+        "left_out_nondeterministic_func_or_must_exclude": left_out
+    }
 
 
 async def end_states(srv, tasks: list) -> list:
