@@ -17,7 +17,6 @@ Writes bench/results/overlap.json (per-iteration rollout, learner and push secon
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import statistics
 import subprocess
@@ -30,6 +29,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
 from report import Figure, save  # noqa: E402
+
+from learner.report import read_log  # noqa: E402
 
 
 def driver(config: str, run_name: str, sets: list[str], log: Path) -> float:
@@ -47,14 +48,24 @@ def driver(config: str, run_name: str, sets: list[str], log: Path) -> float:
     return time.perf_counter() - t0
 
 
+BC_RUN = ROOT / "runs" / "bench-overlap-bc"
+
+
+def existing_bc_checkpoint(out: Path = BC_RUN) -> Path | None:
+    """The BC checkpoint a finished BC run in `out` made (its progress file names it), or None."""
+    from learner.progress import Progress
+
+    found = Progress.load(out)
+    ckpt = found.bc_checkpoint if found is not None else None
+    # the driver writes it relative to the repository
+    return ROOT / ckpt if ckpt and (ROOT / ckpt / "COMPLETE").exists() else None
+
+
 def bc_checkpoint(config: str, out: Path, demos: int, fresh: bool) -> Path:
     """The BC result of a short BC run of the preset (made once, reused unless `fresh`)."""
-    progress = out / "progress.json"
-    if not fresh and progress.exists():
-        ckpt = json.loads(progress.read_text()).get("bc_checkpoint")
-        if ckpt and (ROOT / ckpt / "COMPLETE").exists():  # the driver writes it relative to the repository
-            print(f"reusing the BC checkpoint {ckpt} (--fresh-bc makes a new one)", flush=True)
-            return ROOT / ckpt
+    if not fresh and (ckpt := existing_bc_checkpoint(out)) is not None:
+        print(f"reusing the BC checkpoint {ckpt} (--fresh-bc makes a new one)", flush=True)
+        return ckpt
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
@@ -65,7 +76,10 @@ def bc_checkpoint(config: str, out: Path, demos: int, fresh: bool) -> Path:
         out.parent / f"{out.name}.log",
     )
     print(f"BC run: {seconds:.0f} s", flush=True)
-    return ROOT / json.loads(progress.read_text())["bc_checkpoint"]
+    ckpt = existing_bc_checkpoint(out)
+    if ckpt is None:
+        raise RuntimeError(f"the BC run in {out} finished without a complete BC checkpoint")
+    return ckpt
 
 
 def arm(config: str, name: str, ckpt: Path, bc_run: Path, iterations: int, overlap: bool) -> dict[str, Any]:
@@ -87,9 +101,7 @@ def arm(config: str, name: str, ckpt: Path, bc_run: Path, iterations: int, overl
         ],
         out.parent / f"{name}.log",
     )
-    rows = [
-        r for r in map(json.loads, (out / "log.jsonl").read_text().splitlines()) if r.get("phase") == "rl"
-    ]
+    rows = [r for r in read_log(out / "log.jsonl") if r.get("phase") == "rl"]
     shutil.rmtree(out / "checkpoints", ignore_errors=True)  # the optimizer state is not what is measured
     if len(rows) < 2:
         raise RuntimeError(f"{name}: {len(rows)} RL records in its log; 2 or more are needed")
@@ -121,7 +133,7 @@ def main() -> None:
     if args.iterations < 2:
         ap.error("--iterations must be 2 or more (the figure is the time between the first and the last)")
 
-    bc_run = ROOT / "runs" / "bench-overlap-bc"
+    bc_run = BC_RUN
     ckpt = (
         Path(args.checkpoint)
         if args.checkpoint

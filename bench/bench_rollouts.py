@@ -26,6 +26,7 @@ from typing import Any
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parent)]
 
+from bench_overlap import existing_bc_checkpoint  # noqa: E402
 from report import Figure, save  # noqa: E402
 
 
@@ -105,18 +106,6 @@ async def lockstep(worker, tasks, group: int) -> tuple[int, float]:
     return n, time.perf_counter() - t0
 
 
-def bench_overlap_policy() -> str | None:
-    """The BC checkpoint of bench/bench_overlap.py's short BC run, when it made one."""
-    import json
-
-    root = Path(__file__).resolve().parents[1]
-    progress = root / "runs" / "bench-overlap-bc" / "progress.json"
-    if not progress.exists():
-        return None
-    ckpt = json.loads(progress.read_text()).get("bc_checkpoint")  # relative to the repository
-    return str(root / ckpt) if ckpt and (root / ckpt / "COMPLETE").exists() else None
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--config", default="configs/miniwob_cpu.yaml")
@@ -126,7 +115,8 @@ def main() -> None:
     ap.add_argument("--browsers", type=int, default=8)
     ap.add_argument("--set", action="append", default=[])
     args = ap.parse_args()
-    checkpoint = args.checkpoint or bench_overlap_policy()
+    made = existing_bc_checkpoint()
+    checkpoint = args.checkpoint or (str(made) if made else None)
     print(f"policy: {checkpoint or 'the base model (model.path)'}", flush=True)
 
     from common.config import load_config

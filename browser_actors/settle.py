@@ -31,10 +31,10 @@ _IGNORED_TYPES = {"image", "font", "media", "websocket", "eventsource", "ping", 
 # DOM mutation (our own id stamps excluded) or input event, whichever came later. An input event counts because the
 # quiet window must start when the page received the action (a click handler's timer is what the window waits
 # for), not when Playwright began it (actionability checks come first). Wall-clock (Date.now) so Python can give
-# the action's start as a lower bound.
-MUTATION_CLOCK_JS = """
-(() => {
-  if (window.__waMutations) return;
+# the action's start as a lower bound. `_CLOCK` installs it on the document it runs in (once) and returns it.
+_CLOCK = """
+() => {
+  if (window.__waMutations) return window.__waMutations;
   const now = Date.now.bind(Date);  // kept before any page script runs (a page may replace Date)
   const clock = window.__waMutations = { last: now(), now };
   new MutationObserver((ms) => {
@@ -43,31 +43,28 @@ MUTATION_CLOCK_JS = """
   const touched = () => { clock.last = now(); };
   for (const type of ['mousedown', 'mouseup', 'click', 'keydown', 'keyup', 'input', 'change', 'wheel', 'scroll', 'submit'])
     window.addEventListener(type, touched, { capture: true, passive: true });
-})();
+  return clock;
+}
 """
+MUTATION_CLOCK_JS = f"({_CLOCK})();"
 
-# Resolves once the DOM has been mutation-free for `quiet` ms since `since` (wall-clock ms, the action's start; the
-# document's mutation clock when it has one, else an observer from now) or `limit` ms passed.
-_QUIET_JS = """
-([quiet, limit, since]) => new Promise((resolve) => {
-  const clock = window.__waMutations;
-  const wall = clock ? clock.now : Date.now.bind(Date);
-  const t0 = wall();
-  let own = t0;
-  const mo = clock ? null : new MutationObserver((ms) => {
-    for (const m of ms) { if (m.type !== 'attributes' || m.attributeName !== 'data-wa-id') { own = wall(); return; } }
-  });
-  if (mo) mo.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
-  const tick = () => {
-    const now = wall();
-    const last = clock ? Math.max(clock.last, since) : own;
-    if ((document.readyState !== 'loading' && now - last >= quiet) || now - t0 >= limit) {
-      if (mo) mo.disconnect();
-      resolve(now - last >= quiet);
-    } else setTimeout(tick, Math.max(10, quiet - (now - last)));
-  };
+# Resolves once the DOM has been quiet for `quiet` ms since max(its clock's last mutation or input, `since`: the
+# action's start, wall-clock ms), or `limit` ms passed. A document without a clock gets one now, which then starts
+# the window.
+_QUIET_JS = f"""
+([quiet, limit, since]) => new Promise((resolve) => {{
+  const fresh = !window.__waMutations;
+  const clock = ({_CLOCK})();
+  const t0 = clock.now();
+  const floor = fresh ? t0 : since;
+  const tick = () => {{
+    const now = clock.now();
+    const last = Math.max(clock.last, floor);
+    if ((document.readyState !== 'loading' && now - last >= quiet) || now - t0 >= limit) resolve(now - last >= quiet);
+    else setTimeout(tick, Math.max(10, quiet - (now - last)));
+  }};
   tick();
-})
+}})
 """
 
 

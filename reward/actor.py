@@ -18,7 +18,6 @@ The browser lives on the actor's private event-loop thread; `ascore` forwards to
 from __future__ import annotations
 
 import asyncio
-import collections
 import json
 import urllib.parse
 from pathlib import Path
@@ -41,9 +40,6 @@ from reward.plan import PlanError, build_plan
 # What a check never reads: pictures, media and fonts are not fetched, so `load` waits for the document, its
 # styles and scripts only (styles stay: they decide what `outerText` shows).
 UNREAD_RESOURCES = frozenset({"Image", "Media", "Font"})
-# Fresh contexts kept opening ahead of the checks (RewardActor._page_for). One: with two, the two renderer start-ups
-# competed with the check's own page load on a 2-core machine and each check took longer (bench_reward_peer).
-PAGES_AHEAD = 1
 SANDBOX_MISSING_HEADER = "x-wa-sandbox-missing"  # sites/core.py sets it on the 403 for a token that is gone
 
 
@@ -202,8 +198,8 @@ class RewardActor:
         self._browser_obj: Any = None
         self._browser_lock: asyncio.Lock | None = None
         self._sem: asyncio.Semaphore | None = None
-        # (allow-list key, context, page) made ahead for the next checks, oldest first (`_page_for`)
-        self._spares: collections.deque[asyncio.Future] = collections.deque()
+        # (allow-list key, context, page) being made ahead for the next check (`_page_for`)
+        self._spare: asyncio.Future | None = None
 
     # -- the actor's loop and browser ---------------------------------------------------------------------------
     def _ensure_loop(self) -> LoopThread:
@@ -244,12 +240,14 @@ class RewardActor:
 
     async def _page_for(self, allow: AllowList, storage_state: Any) -> tuple[Any, Any]:
         """A fresh context and page for one episode's checks. Opening one (a renderer process) costs more than
-        most checks, so `PAGES_AHEAD` are always being made ahead, while checks run: a check takes the oldest
-        when it fits (the same allow-list, and a storage state of cookies only, which are added to it), else
-        opens its own. Either way it is used by that one episode and closed after it."""
+        most checks, so the next one is always being made ahead while a check runs: a check takes it when it fits
+        (the same allow-list, and a storage state of cookies only, which are added to it), else opens its own.
+        Either way it is used by that one episode and closed after it. One ahead, not two: on a 2-core machine
+        two renderer start-ups competed with the check's own page load and each check took longer
+        (bench/bench_reward_peer.py)."""
         key = allow.block_regex().pattern
         cookies = _cookies_only(storage_state)
-        spare = self._spares.popleft() if self._spares else None
+        spare, self._spare = self._spare, None
         got = None
         if spare is not None:
             try:
@@ -259,8 +257,8 @@ class RewardActor:
         if got is not None and (got[0] != key or cookies is None):
             await got[1].close()
             got = None
-        while len(self._spares) < PAGES_AHEAD:
-            self._spares.append(asyncio.ensure_future(self._ahead(allow)))
+        if self._spare is None:  # a concurrent check may have started the next one while this one waited
+            self._spare = asyncio.ensure_future(self._ahead(allow))
         if got is None:
             return await self._new_page(allow, storage_state)
         _, context, page = got
@@ -334,8 +332,8 @@ class RewardActor:
         return self._ensure_loop().run(self._score_many(items))
 
     async def _shutdown(self) -> None:
-        while self._spares:
-            spare = self._spares.popleft()
+        spare, self._spare = self._spare, None
+        if spare is not None:
             spare.cancel()
             try:
                 await spare
