@@ -168,7 +168,11 @@ class BCConfig(_Section):
 
 class RLConfig(_Section):
     iterations: int = Field(10, description="RL iterations (rollouts + update + weight push)")
-    tasks_per_iteration: int = Field(4, description="task groups per iteration")
+    tasks_per_iteration: int = Field(
+        4,
+        description="task groups an iteration trains on: the groups drawn, or with rl.dynamic_sampling the "
+        "groups with mixed outcomes it keeps drawing until it holds",
+    )
     group_size: int = Field(4, description="G: parallel rollouts of the same task")
     lr: float = Field(1e-6, description="learning rate of RL (paper: 1e-6 constant)")
     clip_eps: float = Field(0.2, description="PPO-style ratio clip")
@@ -192,7 +196,31 @@ class RLConfig(_Section):
     )
     curriculum: Literal["uniform", "mixed"] = Field(
         "uniform",
-        description="task sampling: uniform, or by template weight 4p(1-p) of recent group success (floor 0.1)",
+        description="task sampling: uniform, or by each template's share of mixed groups among its recent groups "
+        "(posterior mean, floor 0.05; learner/curriculum.py)",
+    )
+    dynamic_sampling: bool = Field(
+        False,
+        description="keep drawing groups until rl.tasks_per_iteration of them have mixed outcomes (or "
+        "rl.max_groups_per_iteration are drawn); groups whose policy members all got the same reward are dropped, "
+        "not trained (DAPO's dynamic sampling)",
+    )
+    max_groups_per_iteration: int = Field(
+        0,
+        description="cap of groups drawn per iteration under dynamic sampling (0 = 4 x rl.tasks_per_iteration)",
+    )
+    rest_iterations: int = Field(
+        0,
+        description="a task whose last group was all-solved or all-failed is not drawn for this many iterations",
+    )
+    exclude_demo_tasks: bool = Field(
+        False, description="leave the tasks behaviour cloning was trained on out of RL"
+    )
+    expert_guidance: bool = Field(
+        False,
+        description="a group whose policy members all failed, of a template the expert solves, gets one extra "
+        "member played by the scripted expert through the same episode loop and prompts (LUFFY-style off-policy "
+        "guidance); its turns are marked source=expert and the loss treats them as described in learner/algos.py",
     )
 
 
@@ -260,6 +288,11 @@ class EvalConfig(_Section):
         "when max_tasks >= templates); 0 = the whole split",
     )
     samples_per_task: int = Field(1, description="episodes per task at evaluation")
+    sampled_per_task: int = Field(
+        0,
+        description="episodes per task at the training temperature (inference.temperature), reported as sampled "
+        "success beside the greedy one: RL moves the sampled distribution before it flips an argmax (0 = none)",
+    )
 
 
 class LoggingConfig(_Section):

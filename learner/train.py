@@ -30,6 +30,7 @@ from typing import Any
 
 from common.config import TrainConfig, add_config_args, expand, load_config
 from common.records import Trajectory, TrajectoryGroup, dump_jsonl, load_jsonl
+from learner.collect import Draws, collect
 from learner.progress import Progress, drop_iterations
 from learner.weight_sync import PushStats
 from rollout_workers.metrics import RayMetrics, RolloutSummary, summarize
@@ -49,6 +50,7 @@ class Run:
         self.history: list[dict[str, Any]] = []
         self.bc_checkpoint: str | None = None
         self.progress = Progress()
+        self._last_log = time.time()  # the console's seconds per RL iteration
 
     # --- bring-up ---------------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -96,12 +98,23 @@ class Run:
 
         await self._heal()
         tasks = self.stack.tasks("test")
-        summary, groups = await evaluate(
-            self.stack.worker, tasks, self.cfg, label=label, progress=self.cfg.logging.progress
-        )
+        show = self.cfg.logging.progress
+        summary, groups = await evaluate(self.stack.worker, tasks, self.cfg, label=label, progress=show)
         self._save_groups(groups, f"eval_{label}.jsonl", phase="eval", label=label)
+        record: dict[str, Any] = {"phase": "eval", "label": label, **summary.to_json()}
+        if self.cfg.eval.sampled_per_task > 0:
+            sampled, sgroups = await evaluate(
+                self.stack.worker, tasks, self.cfg, label=f"{label} sampled", progress=show, sampled=True
+            )
+            self._save_groups(sgroups, f"eval_{label}_sampled.jsonl", phase="eval", label=f"{label}_sampled")
+            record.update(
+                sampled_success=sampled.success,
+                sampled_success_ci95=sampled.success_ci95,
+                sampled_episodes=sampled.episodes,
+                sampled_temperature=self.cfg.inference.temperature,
+            )
         self.metrics.record_eval(summary, label)
-        self._log({"phase": "eval", "label": label, **summary.to_json()})
+        self._log(record)
         return summary
 
     async def phase_bc(self) -> None:
@@ -135,18 +148,8 @@ class Run:
         self.bc_checkpoint = await self._call("save_checkpoint", tag="bc", optimizer=False)
 
     async def phase_rl(self) -> None:
-        from learner.curriculum import TaskSampler
-
         rl = self.cfg.rl
-        train = self.stack.tasks("train")
-        solvable = None
-        if rl.expert_solvable:
-            _, report = await self._demos()
-            solvable = {
-                int(k) if str(k).isdigit() else k for k, v in report["by_template"].items() if v["solved"]
-            }
-        sampler = TaskSampler(train, rl, solvable, seed=self.cfg.seed)
-        template_of = {t.task_id: t.intent_template_id for t in train}
+        sampler, expert, guided = await self._rl_setup()
         begun = await self._call("begin_rl", self.bc_checkpoint)
         start = self.iteration
         if start:  # resumed: the sampler continues where the checkpoint left it; later iterations run again
@@ -156,60 +159,61 @@ class Run:
             print(f"[train] resuming RL at iteration {start}; {dropped} records of later iterations dropped")
         overlap = self.cfg.rollout.overlap_with_learner
         print(
-            f"[train] RL on {sampler.size} train tasks; reference: {begun['reference']}"
+            f"[train] RL on {sampler.size} train tasks ({sampler.excluded} demonstration tasks left out); "
+            f"reference: {begun['reference']}"
+            + ("; dynamic sampling" if rl.dynamic_sampling else "")
+            + ("; expert guidance" if expert is not None else "")
             + ("; rollouts overlap the learner (one version of lag)" if overlap else ""),
             flush=True,
         )
+
+        def rollouts(iteration: int) -> asyncio.Task:
+            return asyncio.create_task(
+                collect(
+                    self.stack.worker, sampler, self.cfg, iteration, expert=expert, guided_templates=guided
+                )
+            )
+
         it, stalled = start, 0
-        # the next iteration's rollouts, started during this update (overlap)
-        pending: asyncio.Task | None = None
-        # what a checkpoint saves: the sampler before the tasks of unfinished rollouts were drawn
-        sampler_state = sampler.state()
+        pending: asyncio.Task | None = (
+            None  # the next iteration's rollouts, started during this update (overlap)
+        )
+        sampler_state = sampler.state()  # what a checkpoint saves: the sampler before the next iteration drew
         while it < rl.iterations:
             self.iteration = it
             self.metrics.record_progress(it, stalled)
             if pending is None:
                 await self._heal()
-                pending = asyncio.create_task(self._rollouts(sampler.sample(rl.tasks_per_iteration), it))
-            groups, seconds = await pending
+                pending = rollouts(it)
+            draws: Draws = await pending
             pending = None
-            roll = summarize(groups, seconds)
-            trainable = [g for g in groups if not g.failed]
-            if not trainable:
-                # Nothing to train on (every group hit an outage): not an iteration. Back off and try again,
-                # and give up clearly once the sites have stayed down for rl.max_stalled_iterations tries.
+            roll = summarize(draws.policy_groups(), draws.seconds)
+            if draws.drawn and draws.outcomes.get("failed", 0) == draws.drawn:
                 stalled += 1
-                self.metrics.record_progress(it, stalled)
-                self._log(
-                    {"phase": "rl_stalled", "iteration": it, "attempt": stalled, "rollout": roll.to_json()}
-                )
-                if stalled >= rl.max_stalled_iterations:
-                    raise RuntimeError(
-                        f"RL iteration {it}: every group failed {stalled} times in a row "
-                        f"(last: {groups[0].trajectories[0].failure if groups else 'no groups'})"
-                    )
-                await asyncio.sleep(min(300.0, self.cfg.rollout.retry_backoff_s * 2**stalled))
+                await self._stalled(it, stalled, draws, roll)
                 continue
             stalled = 0
             self.metrics.record_progress(it, stalled)
-            sampler.record(trainable, template_of)
             roll.curriculum = sampler.weights()
             sampler_state = sampler.state()
-            self._save_groups(groups, "rollouts.jsonl", append=True, phase="rl", iteration=it)
+            self._save_groups(draws.groups, "rollouts.jsonl", append=True, phase="rl", iteration=it)
             if overlap and it + 1 < rl.iterations:
                 # sampled with the weights of before this update; the push below lands between engine requests,
                 # so each turn carries the one version that wrote it (lag <= 1 when iteration it+1 trains)
-                pending = asyncio.create_task(self._rollouts(sampler.sample(rl.tasks_per_iteration), it + 1))
+                pending = rollouts(it + 1)
             await self._heal()  # before the update: a restored engine gets the weights its peers hold
-            stats = await self._call("rl_step", trainable)
+            stats = await self._call("rl_step", draws.train)
             push = await self._push()
             self.metrics.record_rollouts(roll)
+            self.metrics.record_sampling(draws.to_json())
             self.metrics.record_update(stats.tokens_per_s)
             self._log(
                 {
                     "phase": "rl",
                     "iteration": it,
                     "rollout": roll.to_json(),
+                    "sampling": draws.to_json(),
+                    "resting_tasks": sampler.resting(it + 1),
                     "learner": stats.to_json(),
                     "push": asdict(push),
                 }
@@ -224,13 +228,39 @@ class Run:
             "save_checkpoint", extra={"sampler": sampler.state()}, tag="rl", iteration=rl.iterations
         )
 
-    async def _rollouts(self, tasks: list[Any], iteration: int) -> tuple[list[TrajectoryGroup], float]:
-        """One iteration's groups (in completion order) and the seconds they took."""
-        t0 = time.time()
-        groups = [
-            g async for g in self.stack.worker.run_groups(tasks, self.cfg.rl.group_size, iteration=iteration)
-        ]
-        return groups, time.time() - t0
+    async def _rl_setup(self) -> tuple[Any, Any, set[Any] | None]:
+        """The task sampler (with the filters of rl.*), the expert policy for guidance (None when off) and the
+        templates it may guide (those it solved in the demonstrations; None = any)."""
+        from learner.curriculum import TaskSampler
+        from rollout_workers.policy import ExpertPolicy
+
+        rl, ro = self.cfg.rl, self.cfg.rollout
+        solved = None
+        demos: list[Trajectory] = []
+        if rl.expert_solvable or rl.expert_guidance or rl.exclude_demo_tasks:
+            demos, report = await self._demos()
+            if report.get("by_template"):
+                solved = {
+                    int(k) if str(k).isdigit() else k for k, v in report["by_template"].items() if v["solved"]
+                }
+        exclude = {d.task_id for d in demos} if rl.exclude_demo_tasks else set()
+        sampler = TaskSampler(self.stack.tasks("train"), rl, solved, seed=self.cfg.seed, exclude=exclude)
+        expert = None
+        if rl.expert_guidance:
+            expert = ExpertPolicy(self.stack.builder, ro.grammar, ro.thinking, style=self.cfg.bc.reply_style)
+        return sampler, expert, solved
+
+    async def _stalled(self, it: int, stalled: int, draws: Draws, roll: RolloutSummary) -> None:
+        """Nothing to train on (every group hit an outage): not an iteration. Back off and try again, and give up
+        clearly once the sites have stayed down for rl.max_stalled_iterations tries."""
+        self.metrics.record_progress(it, stalled)
+        self._log({"phase": "rl_stalled", "iteration": it, "attempt": stalled, "rollout": roll.to_json()})
+        if stalled >= self.cfg.rl.max_stalled_iterations:
+            first = draws.groups[0].trajectories[0].failure if draws.groups else "no groups"
+            raise RuntimeError(
+                f"RL iteration {it}: every group failed {stalled} times in a row (last: {first})"
+            )
+        await asyncio.sleep(min(300.0, self.cfg.rollout.retry_backoff_s * 2**stalled))
 
     async def _call(self, method: str, *args: Any, timeout: float | None = None, **kwargs: Any) -> Any:
         """A learner call with a bound (learner.call_timeout_s unless given) and a failure that names it."""
@@ -340,8 +370,16 @@ class Run:
         if "rollout" in record:
             brief["success"] = record["rollout"]["success"]
             brief["prompt_tokens"] = record["rollout"].get("prompt_tokens_mean")
-            brief["loss"] = record["learner"].get("loss")
-            brief["no_signal"] = record["learner"].get("no_signal", False)
+            brief["loss"] = record.get("learner", {}).get("loss")
+            brief["no_signal"] = record.get("learner", {}).get("no_signal", False)
+            sampling = record.get("sampling") or {}
+            brief["groups"] = f"{sampling.get('kept')}/{sampling.get('drawn')} kept"
+            if sampling.get("expert_members"):
+                brief["expert"] = f"{sampling['expert_solved']}/{sampling['expert_members']} solved"
+            brief["seconds"] = round(record["time"] - self._last_log, 1)
+        if "sampled_success" in record:
+            brief["sampled_success"] = record["sampled_success"]
+        self._last_log = record["time"]
         print(f"[train] {json.dumps(brief, default=str)}", flush=True)
 
     def _save_groups(

@@ -60,10 +60,12 @@ async def evaluate(
     label: str = "eval",
     progress: bool = True,
     max_turns: int | None = None,
+    sampled: bool = False,
 ) -> tuple[RolloutSummary, list[TrajectoryGroup]]:
-    """`eval.samples_per_task` episodes of each task (a stratified sample of `eval.max_tasks`; the same sample in
-    every evaluation of a run, so before / after numbers compare the same tasks), with `max_turns` turns
-    (default rollout.max_turns)."""
+    """`eval.samples_per_task` episodes of each task at `inference.eval_temperature` (a stratified sample of
+    `eval.max_tasks`; the same sample in every evaluation of a run, so before / after numbers compare the same
+    episodes), with `max_turns` turns (default rollout.max_turns). `sampled`: `eval.sampled_per_task` episodes per
+    task at the training temperature instead."""
     tasks = stratified_sample(tasks, cfg.eval.max_tasks, cfg.seed)
     bar = None
     if progress:
@@ -72,7 +74,8 @@ async def evaluate(
         bar = tqdm(total=len(tasks), desc=f"eval {label}", unit="task", file=sys.stdout)
     t0 = time.time()
     groups: list[TrajectoryGroup] = []
-    async for g in worker.run_groups(tasks, cfg.eval.samples_per_task, evaluation=True, max_turns=max_turns):
+    per_task = cfg.eval.sampled_per_task if sampled else cfg.eval.samples_per_task
+    async for g in worker.run_groups(tasks, per_task, evaluation=not sampled, max_turns=max_turns):
         groups.append(g)
         if bar is not None:
             done = [t.reward for gg in groups for t in gg.trajectories if t.reward is not None]

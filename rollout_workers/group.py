@@ -232,11 +232,15 @@ class RolloutWorker:
                 errors.append(f"{type(e).__name__}: {e}"[:200])
         return Reward(score=None, error="every reward actor failed: " + " | ".join(errors))
 
+    def parallel_groups(self, group_size: int) -> int:
+        """Groups of `group_size` that can run at once: rollout.max_inflight_groups, bounded by the browsers."""
+        return max(1, min(self.cfg.rollout.max_inflight_groups, self.pool.size // group_size or 1))
+
     async def run_groups(
         self, tasks: list[Task], group_size: int, **kw: Any
     ) -> AsyncIterator[TrajectoryGroup]:
-        """Yield groups in the order they finish, with at most rollout.max_inflight_groups in flight."""
-        limit = max(1, min(self.cfg.rollout.max_inflight_groups, self.pool.size // group_size or 1))
+        """Yield groups in the order they finish, with at most `parallel_groups(group_size)` in flight."""
+        limit = self.parallel_groups(group_size)
         pending: set[asyncio.Task] = set()
         queue = list(tasks)
         while queue or pending:

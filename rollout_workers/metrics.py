@@ -57,6 +57,16 @@ class RayMetrics:
             "webagent_weight_push_seconds", "seconds of the last weight push", tag_keys=("method",)
         )
         self.infra = m.Counter("webagent_infra_failures_total", "infrastructure failures", tag_keys=("kind",))
+        self.groups = m.Counter(
+            "webagent_rl_groups_total",
+            "RL groups drawn, by what became of them (kept for the update, dropped: all-equal rewards or failed)",
+            tag_keys=("fate",),
+        )
+        self.expert_members = m.Counter(
+            "webagent_rl_expert_members_total",
+            "expert members played into all-failed groups",
+            tag_keys=("outcome",),
+        )
         self.iteration = m.Gauge("webagent_iteration", "current RL iteration")
         self.stalled = m.Gauge(
             "webagent_rl_stalled_tries", "tries in a row of an RL iteration in which every group failed"
@@ -99,6 +109,15 @@ class RayMetrics:
             self.group_std.set(summary.group_reward_std or 0.0)
             self.zero_var.set(summary.zero_variance_group_share or 0.0)
             self.gen_tps.set(summary.generate_tokens_per_s or 0.0)
+
+    def record_sampling(self, sampling: dict[str, Any]) -> None:
+        """An RL iteration's draws (learner.collect.Draws.to_json): groups kept / dropped, expert members."""
+        if self.enabled:
+            self.groups.inc(sampling["kept"], tags={"fate": "kept"})
+            self.groups.inc(sampling["dropped"], tags={"fate": "dropped"})
+            solved = sampling["expert_solved"]
+            self.expert_members.inc(solved, tags={"outcome": "success"})
+            self.expert_members.inc(sampling["expert_members"] - solved, tags={"outcome": "fail"})
 
     def record_update(self, tokens_per_s: float) -> None:
         if self.enabled:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 
 import pytest
@@ -9,7 +10,7 @@ import pytest
 from common.config import RLConfig
 from common.records import Trajectory, TrajectoryGroup
 from common.tasks import Task
-from learner.curriculum import FLOOR, TaskSampler
+from learner.curriculum import FLOOR, TaskSampler, outcome
 from rollout_workers.evaluate import stratified_sample
 from rollout_workers.metrics import wilson
 
@@ -48,18 +49,44 @@ def test_filters_keep_listed_and_expert_solved_templates_only():
         TaskSampler(tasks, RLConfig(expert_solvable=True), solvable=None)
 
 
-def test_mixed_curriculum_favours_templates_with_mixed_outcomes():
+def test_mixed_curriculum_favours_templates_whose_groups_are_mixed():
     tasks = _tasks({1: 5, 2: 5, 3: 5})
     s = TaskSampler(tasks, RLConfig(curriculum="mixed"), seed=1)
-    assert s.weight(1) == s.weight(2) == 1.0  # unplayed templates: p = 1/2, explored first
-    template_of = {t.task_id: t.intent_template_id for t in tasks}
-    s.record([_group(1000, [1, 0, 1, 0]), _group(2000, [0] * 8), _group(3000, [1] * 8)], template_of)
-    # p = (0 + 1) / (8 + 2) = 0.1 for all-zero groups: weight 4 * 0.1 * 0.9 = 0.36 (the prior keeps some hope)
-    assert s.weight(1) == pytest.approx(1.0) and s.weight(2) == pytest.approx(0.36) == s.weight(3)
+    assert s.weight(1) == s.weight(2) == 0.5  # unplayed templates: half their groups mixed, explored early
+    s.record([_group(1000, [1, 0, 1, 0]), _group(2000, [0] * 4), _group(3000, [1] * 4)], iteration=0)
+    # mixed share (mixed + 1) / (groups + 2): 2/3 for the mixed template, 1/3 for the all-same ones
+    assert s.weight(1) == pytest.approx(2 / 3) and s.weight(2) == pytest.approx(1 / 3) == s.weight(3)
     drawn = Counter(t.intent_template_id for _ in range(600) for t in s.sample(1))
-    assert drawn[1] > 2 * drawn[2] and drawn[1] > 2 * drawn[3] and drawn[2] > 0
-    s.record([_group(2000, [0] * 16)], template_of)  # a long run of failures: down to the floor
-    assert s.weight(2) == pytest.approx(max(FLOOR, 4 * (1 / 18) * (17 / 18)))
+    assert drawn[1] > 1.5 * drawn[2] and drawn[1] > 1.5 * drawn[3] and drawn[2] > 0
+    # a template half of whose episodes succeed but whose groups are never mixed (seed-decided) sinks to the floor
+    s.record([_group(2000 + i % 5, [i % 2] * 4) for i in range(16)], iteration=1)
+    assert s.weight(2) == pytest.approx(max(FLOOR, 1 / 18))
+
+
+def test_all_same_tasks_rest_and_expert_members_are_not_the_policys_outcome():
+    tasks = _tasks({1: 3})
+    s = TaskSampler(tasks, RLConfig(rest_iterations=2), seed=0)
+    guided = _group(1001, [0, 0, 0, 0])
+    guided.trajectories.append(Trajectory(task_id=1001, sample_idx=4, reward=1.0, source="expert"))
+    assert outcome(guided) == "all_failed" and outcome(guided, experts=True) == "mixed"
+    s.record([_group(1000, [1, 1, 1, 1]), guided, _group(1002, [1, 0, 0, 0])], iteration=3)
+    # iterations 4 and 5 skip the two all-same tasks; iteration 6 may draw them again
+    assert [t.task_id for t in s.sample(3, iteration=4)] == [1002] == [t.task_id for t in s.sample(3, 5)]
+    assert s.resting(4) == 2 and s.resting(6) == 0 and len(s.sample(3, iteration=6)) == 3
+    # a mixed group ends a rest early; state() / restore() keep the records
+    s.record([_group(1000, [1, 0, 1, 1])], iteration=4)
+    twin = TaskSampler(tasks, RLConfig(rest_iterations=2), seed=5)
+    twin.restore(json.loads(json.dumps(s.state())))
+    assert twin.rest_until == s.rest_until == {1001: 6} and twin.last == s.last
+    assert [t.task_id for t in twin.sample(3, 5)] == [t.task_id for t in s.sample(3, 5)]
+
+
+def test_demonstration_tasks_can_be_left_out():
+    tasks = _tasks({1: 3, 2: 1})
+    s = TaskSampler(tasks, RLConfig(), exclude={1000, 1001})
+    assert s.size == 2 and s.excluded == 2
+    with pytest.raises(ValueError, match="2 demonstration tasks excluded"):
+        TaskSampler(_tasks({1: 2}), RLConfig(), exclude={1000, 1001})
 
 
 def test_sample_gives_distinct_tasks_and_is_seeded():

@@ -1,0 +1,147 @@
+"""The rollouts of one RL iteration: draw groups, guide the all-failed ones, keep what carries signal.
+
+    draws = await collect(worker, sampler, cfg, iteration, expert=ExpertPolicy(...), guided_templates={...})
+    draws.train      # the groups the update gets
+    draws.to_json()  # drawn / kept / dropped / expert counts for the log
+
+Without `rl.dynamic_sampling`, `rl.tasks_per_iteration` tasks are drawn and every group that did not fail is
+trained (a group with all-equal rewards gets zero advantages; the learner skips a batch without signal).
+With it (DAPO's dynamic sampling), groups are drawn one task at a time, as many in flight as the browsers allow,
+until `rl.tasks_per_iteration` groups with mixed outcomes are held or `rl.max_groups_per_iteration` are drawn;
+groups whose policy members all got the same reward are dropped (kept in rollouts.jsonl, never trained). Groups
+already in flight when the target is reached finish and are kept if mixed, so an iteration may train a few more
+than the target; nothing is trained twice (every group belongs to exactly one iteration).
+
+Expert guidance (`rl.expert_guidance`): a group whose policy members all failed, of a template the expert solved
+during the demonstrations, gets one more member (sample index G) played by the scripted expert through the same
+episode loop, prompt builder and reward checks; when the expert succeeds the group is mixed and holds a success to
+learn from. Its turns carry `source = "expert"` (no engine logprobs); learner/algos.py says how the loss treats them.
+
+Resume: the sampler's records are updated once, when the iteration's groups are all in, so the tasks an iteration
+draws depend only on the sampler state it started from (`Draws.sampler_state`, what a checkpoint saves) and on how
+many groups it needed; a resumed run draws the same tasks in the same order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from common.config import TrainConfig
+from common.records import TrajectoryGroup
+from common.tasks import Task
+from learner.curriculum import TaskSampler, outcome
+
+
+@dataclass
+class Draws:
+    """What one RL iteration drew and what it trains on."""
+
+    iteration: int
+    sampler_state: dict[
+        str, Any
+    ]  # the sampler before this iteration drew: a resumed run draws the same from it
+    groups: list[TrajectoryGroup] = field(default_factory=list)  # every finished group, in completion order
+    train: list[TrajectoryGroup] = field(default_factory=list)  # the groups the update gets
+    drawn: int = 0
+    outcomes: dict[str, int] = field(
+        default_factory=dict
+    )  # mixed / all_solved / all_failed / failed / few_scored
+    expert_members: int = 0  # expert episodes played into all-failed groups
+    expert_solved: int = 0  # of those, scored 1 (the group became mixed)
+    seconds: float = 0.0
+
+    def policy_groups(self) -> list[TrajectoryGroup]:
+        """The groups as the policy played them (expert members left out): what training success is measured on."""
+        return [
+            g.model_copy(update={"trajectories": [t for t in g.trajectories if t.source != "expert"]})
+            for g in self.groups
+        ]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "drawn": self.drawn,
+            "kept": len(self.train),
+            "dropped": self.drawn - len(self.train),
+            "outcomes": dict(self.outcomes),
+            "expert_members": self.expert_members,
+            "expert_solved": self.expert_solved,
+            "seconds": round(self.seconds, 2),
+        }
+
+
+async def collect(
+    worker: Any,
+    sampler: TaskSampler,
+    cfg: TrainConfig,
+    iteration: int,
+    *,
+    expert: Any = None,
+    guided_templates: set[Any] | None = None,
+) -> Draws:
+    """Run the groups of one iteration (see the module docstring). `expert`: the expert policy for guidance
+    (None = no guidance); `guided_templates`: the templates it may guide (None = any)."""
+    rl = cfg.rl
+    draws = Draws(iteration, sampler.state())
+    t0 = time.time()
+    want = rl.tasks_per_iteration
+    cap = (rl.max_groups_per_iteration or 4 * want) if rl.dynamic_sampling else want
+    limit = worker.parallel_groups(rl.group_size)
+    taken: set[Any] = set()
+    pending: set[asyncio.Task] = set()
+
+    async def one(task: Task) -> TrajectoryGroup:
+        group = await worker.run_group(task, rl.group_size, iteration=iteration)
+        if expert is not None and outcome(group) == "all_failed":
+            if guided_templates is None or task.intent_template_id in guided_templates:
+                await _guide(worker, task, group, expert, iteration, draws)
+        return group
+
+    while True:
+        while (
+            draws.drawn < cap
+            and len(pending) < limit
+            and (not rl.dynamic_sampling or len(draws.train) < want)
+        ):
+            task = sampler.draw(iteration, taken)
+            if task is None:  # every task is drawn already or resting
+                cap = draws.drawn
+                break
+            taken.add(task.task_id)
+            draws.drawn += 1
+            pending.add(asyncio.create_task(one(task)))
+        if not pending:
+            break
+        done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+        for d in done:
+            _keep(d.result(), draws, rl.dynamic_sampling)
+    sampler.record(draws.groups, iteration)
+    draws.seconds = time.time() - t0
+    return draws
+
+
+def _keep(group: TrajectoryGroup, draws: Draws, dynamic: bool) -> None:
+    """File a finished group: its outcome (with the expert member, if any) and whether the update gets it."""
+    draws.groups.append(group)
+    got = "failed" if group.failed else outcome(group, experts=True) or "few_scored"
+    draws.outcomes[got] = draws.outcomes.get(got, 0) + 1
+    if not group.failed and (got == "mixed" or not dynamic):
+        draws.train.append(group)
+
+
+async def _guide(
+    worker: Any, task: Task, group: TrajectoryGroup, expert: Any, iteration: int, draws: Draws
+) -> None:
+    """One expert episode of `task` appended to `group` as member G (a group of one on the worker: sandbox,
+    retries and scoring as for any member). An expert episode that fails its infrastructure is left out."""
+    played = await worker.run_group(task, 1, iteration=iteration, policy=expert)
+    member = played.trajectories[0]
+    draws.expert_members += 1
+    if played.failed:
+        return
+    member.sample_idx = len(group.trajectories)
+    member.meta["expert_guidance"] = True
+    group.trajectories.append(member)
+    draws.expert_solved += int(member.reward is not None and member.reward >= 1.0)
