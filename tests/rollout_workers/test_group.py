@@ -264,3 +264,52 @@ def test_a_turn_budget_sweep_evaluates_the_same_tasks_per_budget_and_plots_them(
     )
     ev.plot_turn_sweep(rows, tmp_path / "sweep.png", title="t")
     assert (tmp_path / "sweep.png").stat().st_size > 1000
+
+
+def test_an_all_failed_group_gets_one_expert_member_whose_prompts_equal_the_models():
+    """Expert guidance through the real worker and episode loop: the expert member sees the prompt ids the model's
+    members saw, its reply is tokenized by the run's builder, and its success makes the group trainable."""
+    from common.actions import Stop
+    from learner.collect import collect
+    from learner.curriculum import TaskSampler
+    from rollout_workers.policy import ExpertPolicy
+
+    class Script:
+        def next_action(self, obs):
+            return Stop(answer="x"), "the answer is on the page"
+
+    class ExpertBuilder(Builder):
+        def encode_completion(self, text):
+            return [7] * len(text)
+
+    model = Policy(["```stop [y]```"])  # every model member answers wrong: the group is all-failed
+
+    class Worker(RolloutWorker):
+        async def run_group(self, task, group_size, *, policy=None, **kw):
+            return await super().run_group(task, group_size, policy=policy or model, **kw)
+
+    cfg = load_config(
+        None,
+        [
+            "rollout.num_browsers=3",
+            "rl.group_size=2",
+            "rl.tasks_per_iteration=1",
+            "rl.dynamic_sampling=true",
+            "rl.max_groups_per_iteration=1",
+            "rl.expert_guidance=true",
+        ],
+    )
+    builder = ExpertBuilder()
+    worker = Worker(BrowserPool(lambda i: Browser(), 3), None, [Rewarder()], builder, cfg, Sandboxes())
+    expert = ExpertPolicy(builder, "webarena", False, style="bare", scripts=lambda task, obs: Script())
+    draws = asyncio.run(collect(worker, TaskSampler([_task(7)], cfg.rl), cfg, 0, expert=expert))
+    (group,) = draws.groups
+    members = group.trajectories
+    assert [t.source for t in members] == ["policy", "policy", "expert"] and [t.reward for t in members] == [
+        0,
+        0,
+        1,
+    ]
+    assert members[2].turns[0].prompt_ids == members[0].turns[0].prompt_ids == members[1].turns[0].prompt_ids
+    assert members[2].turns[0].completion_text == "```stop [x]```" and members[2].turns[0].logprobs == []
+    assert draws.train == [group] and (draws.expert_members, draws.expert_solved) == (1, 1)
