@@ -1,6 +1,10 @@
 """End-of-run report: a results table (report.md), a learning curve (curve.png) and an HTML trajectory viewer.
 
 python -m learner.report RUN_DIR        # rebuild the report of a finished (or interrupted) run
+
+Evaluations of a run play the same episodes, so the report also compares them pair by pair (`paired_from_files`:
+paired bootstrap interval of the difference, exact McNemar test), which sees a gain that two overlapping
+per-evaluation intervals hide.
 """
 
 from __future__ import annotations
@@ -11,8 +15,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from common.records import Trajectory, load_jsonl
-from rollout_workers.metrics import RolloutSummary
+from common.records import Trajectory, iter_jsonl, load_jsonl
+from rollout_workers.metrics import RolloutSummary, wilson
+from rollout_workers.paired import METHOD, PairedDiff, align, paired_difference
+
+# The labels of a run's evaluations in the order they happen (Progress.stage in learner/train.py).
+STAGES = ("before_bc", "after_bc", "after_rl")
+KINDS = ("greedy", "sampled")  # eval_<label>.jsonl and eval_<label>_sampled.jsonl
 
 
 def read_log(path: Path) -> list[dict[str, Any]]:
@@ -34,24 +43,15 @@ def read_log(path: Path) -> list[dict[str, Any]]:
 
 
 def write_report(out: Path, history: list[dict[str, Any]], evals: dict[str, RolloutSummary]) -> Path:
-    """report.md in `out`: the evaluations (with intervals and per template), BC and RL in brief, the curve and the
-    trajectory viewer. `history` is the JSONL log's records; its `rollout` entries are read as `RolloutSummary`."""
+    """report.md in `out`: the evaluations (with intervals, sampled success where measured, and per template), their
+    paired differences, BC and RL in brief, the curve and the trajectory viewer. `history` is the JSONL log's
+    records; its `rollout` entries are read as `RolloutSummary`."""
     out = Path(out)
     _curve(out / "curve.png", history)
     viewer = _viewer(out)
-    lines = [
-        "# Run report",
-        "",
-        "| evaluation | success | 95% interval (Wilson) | episodes | by site |",
-        "|---|---|---|---|---|",
-    ]
-    for label, s in evals.items():
-        sites = ", ".join(f"{k} {v:.2f}" for k, v in s.success_by_site.items())
-        succ = "n/a" if s.success is None else f"{s.success:.3f}"
-        ci = s.success_ci95
-        interval = f"[{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "n/a"
-        lines.append(f"| {label} | {succ} | {interval} | {s.episodes} | {sites} |")
+    lines = ["# Run report", ""] + _eval_table(history, evals)
     lines += _template_table(evals)
+    lines += _paired_table(out)
     bc = next((h for h in history if h.get("phase") == "bc"), None)
     if bc:
         checks = bc.get("held_out") or []
@@ -76,6 +76,117 @@ def write_report(out: Path, history: list[dict[str, Any]], evals: dict[str, Roll
     return path
 
 
+def _eval_records(history: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """label -> the last log record of that evaluation (an evaluation re-run on resume logs twice)."""
+    return {h["label"]: h for h in history if h.get("phase") == "eval" and "label" in h}
+
+
+def _interval(ci: list[float] | None) -> str:
+    return f"[{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "n/a"
+
+
+def _rate(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.3f}"
+
+
+def _eval_table(history: list[dict[str, Any]], evals: dict[str, RolloutSummary]) -> list[str]:
+    """One row per evaluation: greedy success with its Wilson interval, and the sampled evaluation's success
+    beside it when the log record (or summary) carries `sampled_success` (columns shown only then)."""
+    logged = _eval_records(history)
+    # the log record wins: it holds what the evaluation measured, also fields RolloutSummary may not know
+    rows = {label: {**s.to_json(), **logged.get(label, {})} for label, s in evals.items()}
+    sampled = any(r.get("sampled_success") is not None for r in rows.values())
+    head = "| evaluation | success | 95% interval (Wilson) | episodes |"
+    if sampled:
+        head += " sampled success | sampled 95% interval | sampled episodes |"
+    lines = [head + " by site |", "|---|" + "---|" * (head.count("|") - 1)]
+    for label, s in evals.items():
+        sites = ", ".join(f"{k} {v:.2f}" for k, v in s.success_by_site.items())
+        row = f"| {label} | {_rate(s.success)} | {_interval(s.success_ci95)} | {s.episodes} |"
+        if sampled:
+            r = rows[label]
+            row += (
+                f" {_rate(r.get('sampled_success'))} | {_interval(r.get('sampled_success_ci95'))} |"
+                f" {r.get('sampled_episodes', 'n/a')} |"
+            )
+        lines.append(f"{row} {sites} |")
+    return lines
+
+
+def eval_file(out: Path, label: str, kind: str = "greedy") -> Path:
+    """Where a run saves an evaluation's trajectories: eval_<label>.jsonl, or eval_<label>_sampled.jsonl."""
+    if kind not in KINDS:
+        raise ValueError(f"evaluation kind {kind!r} is not one of {KINDS}")
+    return Path(out) / (f"eval_{label}.jsonl" if kind == "greedy" else f"eval_{label}_sampled.jsonl")
+
+
+def _load_episodes(path: Path) -> list[Trajectory]:
+    """An evaluation's trajectories; a torn line (a run killed mid-write) is skipped and counted."""
+    torn: list[int] = []
+    trajs = list(iter_jsonl(path, on_error=lambda n, _msg: torn.append(n)))
+    if torn:
+        print(f"[report] {path}: {len(torn)} torn line(s) skipped (lines {torn[:5]})", file=sys.stderr)
+    return trajs
+
+
+def paired_from_files(
+    out: Path, label_a: str, label_b: str, *, kind: str = "greedy", seed: int = 0
+) -> PairedDiff | None:
+    """Evaluation `label_b` against `label_a` of the run in `out`, episode by episode (matched by task and sample);
+    None when either evaluation's trajectory file is missing."""
+    a, b = eval_file(out, label_a, kind), eval_file(out, label_b, kind)
+    if not (a.exists() and b.exists()):
+        return None
+    before, after, unmatched = align(_load_episodes(a), _load_episodes(b))
+    diff = paired_difference(before, after, seed=seed)
+    diff.unmatched = unmatched
+    return diff
+
+
+def comparisons(labels: list[str]) -> list[tuple[str, str]]:
+    """Each evaluation against the one before it, and the first against the last when there are more than two."""
+    pairs = list(zip(labels, labels[1:], strict=False))  # neighbours
+    if len(labels) > 2:
+        pairs.append((labels[0], labels[-1]))
+    return pairs
+
+
+def _paired_table(out: Path) -> list[str]:
+    """The paired differences of the run's evaluations, per kind (greedy, sampled), for those on disk."""
+    rows = []
+    for kind in KINDS:
+        labels = [s for s in STAGES if eval_file(out, s, kind).exists()]
+        for a, b in comparisons(labels):
+            d = paired_from_files(out, a, b, kind=kind)
+            if d is None or d.n == 0:
+                rows.append(f"| {a} -> {b} | {kind} | 0 | n/a | n/a | n/a | n/a | 0 | 0 | {_left_out(d)} |")
+                continue
+            ci = f"[{d.ci95[0]:+.3f}, {d.ci95[1]:+.3f}]"
+            rows.append(
+                f"| {a} -> {b} | {kind} | {d.n} | {d.success_before:.3f} | {d.success_after:.3f} | "
+                f"{d.difference:+.3f} {ci} | {d.mcnemar_p:.3g} | {d.gained} | {d.lost} | {_left_out(d)} |"
+            )
+    if not rows:
+        return []
+    return [
+        "",
+        "Paired differences (the same episodes in both evaluations):",
+        "",
+        "| comparison | kind | pairs | success before | success after | difference [95% interval] | McNemar p "
+        "| gained (0->1) | lost (1->0) | left out |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+        *rows,
+        "",
+        f"Method: {METHOD}; an episode unscorable in either evaluation, or in only one of them, is left out. "
+        "With few discordant pairs (gained + lost under ~20) the percentile interval is too narrow (it can exclude "
+        "0 while p > 0.05): read McNemar's p there.",
+    ]
+
+
+def _left_out(d: PairedDiff | None) -> str:
+    return "n/a" if d is None else f"{d.left_out} unscorable, {d.unmatched} unmatched"
+
+
 def _template_table(evals: dict[str, RolloutSummary]) -> list[str]:
     """Success per template (rows) and evaluation (columns), as successes/episodes."""
     labels = [k for k, v in evals.items() if v.success_by_template]
@@ -92,31 +203,80 @@ def _template_table(evals: dict[str, RolloutSummary]) -> list[str]:
     return out
 
 
+def _rl_points(history: list[dict[str, Any]]) -> list[tuple[int, float, float, float]]:
+    """(iteration, success, low, high) of each RL iteration's training rollouts; low/high: 95% Wilson interval
+    over the scored episodes (unscorable and infra-failed ones are not scored, as in `summarize`)."""
+    points = []
+    for h in history:
+        if h.get("phase") != "rl":
+            continue
+        s = RolloutSummary.from_json(h["rollout"])
+        scored = s.episodes - s.unscorable - s.infra_failures
+        if s.success is None or scored <= 0:
+            continue
+        low, high = wilson(round(s.success * scored), scored)
+        points.append((int(h["iteration"]), s.success, low, high))
+    return points
+
+
+def _eval_points(
+    history: list[dict[str, Any]], rl_iterations: int
+) -> list[tuple[str, str, float, float, list[float]]]:
+    """(label, kind, x, success, [low, high]) of each evaluation, greedy and sampled. Before RL it sits at
+    iteration 0 (the weights iteration 0's rollouts used), after RL at `rl_iterations` (the weights after the last
+    update); evaluations sharing an x are spread a little so their bars do not hide each other."""
+    xs = {"before_bc": 0, "after_bc": 0, "after_rl": rl_iterations}
+    found = []
+    for label, rec in _eval_records(history).items():
+        for kind, key in (("greedy", "success"), ("sampled", "sampled_success")):
+            if rec.get(key) is not None:
+                ci = rec.get(f"{key}_ci95") or [rec[key], rec[key]]
+                found.append((label, kind, xs.get(label, 0), rec[key], ci))
+    step = 0.02 * max(1, rl_iterations)
+    out = []
+    for x in sorted({p[2] for p in found}):
+        same = [p for p in found if p[2] == x]
+        for j, (label, kind, _, y, ci) in enumerate(same):
+            out.append((label, kind, x + (j - (len(same) - 1) / 2) * step, y, ci))
+    return out
+
+
 def _curve(path: Path, history: list[dict[str, Any]]) -> None:
+    """RL training-rollout success per iteration (line, shaded 95% Wilson band) and the held-out evaluations
+    (points with 95% error bars; hollow = sampled)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     fig, ax = plt.subplots(figsize=(7, 4))
-    rl = [
-        (h["iteration"], RolloutSummary.from_json(h["rollout"]).success)
-        for h in history
-        if h.get("phase") == "rl"
-    ]
-    rl = [(i, s) for i, s in rl if s is not None]
+    rl = _rl_points(history)
     if rl:
-        ax.plot([i for i, _ in rl], [s for _, s in rl], marker=".", label="RL rollout success (train tasks)")
-    evals = [h for h in history if h.get("phase") == "eval" and h.get("success") is not None]
-    last_it = max((i for i, _ in rl), default=0)
-    xs = {"before_bc": 0, "after_bc": 0, "after_rl": last_it}
-    for h in evals:
-        ax.scatter([xs.get(h["label"], 0)], [h["success"]], marker="s", s=50, label=f"held-out: {h['label']}")
+        it, succ, low, high = zip(*rl, strict=True)
+        ax.plot(it, succ, marker=".", color="C0", label="RL rollout success (train tasks)")
+        ax.fill_between(it, low, high, color="C0", alpha=0.2, linewidth=0, label="95% interval (Wilson)")
+    rl_iterations = max((p[0] for p in rl), default=-1) + 1
+    labels: list[str] = []  # one colour per evaluation label, greedy and sampled alike
+    for label, kind, x, y, ci in _eval_points(history, rl_iterations):
+        labels += [label] if label not in labels else []
+        ax.errorbar(
+            [x],
+            [y],
+            yerr=[[y - ci[0]], [ci[1] - y]],
+            fmt="s" if kind == "greedy" else "o",
+            mfc="none" if kind == "sampled" else None,
+            color=f"C{labels.index(label) + 1}",
+            capsize=3,
+            label=f"held-out {label} ({kind})",
+        )
     ax.set_xlabel("RL iteration")
     ax.set_ylabel("success rate")
     ax.set_ylim(-0.02, 1.02)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -159,14 +319,9 @@ def _viewer(out: Path, per_file: int = 200) -> Path:
         " pre{white-space:pre-wrap;background:#f6f6f6;max-height:300px;overflow:auto} .err{color:#b00}"
         " .model{background:#eef}</style></head><body><h1>Trajectories</h1>"
     ]
-    for name in (
-        "eval_before_bc.jsonl",
-        "eval_after_bc.jsonl",
-        "eval_after_rl.jsonl",
-        "rollouts.jsonl",
-        "eval_test.jsonl",
-    ):
-        path = out / name
+    paths = [eval_file(out, s, k) for s in STAGES for k in KINDS]
+    for path in paths + [out / "rollouts.jsonl", out / "eval_test.jsonl"]:
+        name = path.name
         if not path.exists():
             continue
         trajs = load_jsonl(str(path))
