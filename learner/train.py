@@ -115,7 +115,23 @@ class Run:
             )
         self.metrics.record_eval(summary, label)
         self._log(record)
+        self._log_paired(label)
         return summary
+
+    def _log_paired(self, label: str) -> None:
+        """This evaluation against the run's previous one, episode by episode (greedy, and sampled when both have
+        it): the paired difference, its 95% bootstrap interval, exact McNemar p and the flips each way."""
+        from learner.report import paired_from_files
+
+        earlier = [s for s in self.progress.evals if s != label]
+        if not earlier:
+            return
+        for kind in ("greedy", "sampled"):
+            d = paired_from_files(self.out, earlier[-1], label, kind=kind, seed=self.cfg.seed)
+            if d is not None:
+                self._log(
+                    {"phase": "paired", "before": earlier[-1], "after": label, "kind": kind, **d.to_json()}
+                )
 
     async def phase_bc(self) -> None:
         demos, report = await self._demos()
@@ -365,6 +381,13 @@ class Run:
                 "demos",
                 "loss_first",
                 "loss_last",
+                "before",
+                "after",
+                "kind",
+                "difference",
+                "ci95",
+                "gained",
+                "lost",
             )
         }
         if "rollout" in record:
