@@ -37,7 +37,8 @@ def _is_fuzzy(step: StringStep) -> bool:
 
 
 def _answer_key(task: Task) -> str:
-    """The reference answers as one comparable string (the config's own JSON)."""
+    """The reference answers as one comparable string (the config's own JSON); only for string_match tasks,
+    whose plan was built, so their reference answers exist."""
     assert task.eval.reference_answers is not None
     return json.dumps(task.eval.reference_answers.model_dump(exclude_none=True), sort_keys=True)
 
@@ -126,9 +127,13 @@ def _answer_page(task: Task) -> str | None:
     from sites.tasks import answer_page, find_instance
     from sites.tasks.base import site_url
 
+    if task.miniwob is not None:
+        return None
     try:
         template, inst = find_instance(task.task_id)
     except (KeyError, ValueError):
+        return None
+    if template.id != task.intent_template_id:  # a WebArena or other task whose id a bundled one also has
         return None
     page = answer_page(template, inst)
     if page is None:
