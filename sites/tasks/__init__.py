@@ -22,7 +22,8 @@ How a site adds its templates (plug-in style; shop and shop admin are the worked
      (sites.tasks.base); URLs use the placeholders.
    - `solve(inst) -> list[Step]`: the expert's script (sites.tasks.steps: Go, Click, Fill, Choose, Until,
      AllPages, Answer); steps read element ids from the observation text, so demonstrations contain exactly
-     what a model sees. End with `Answer(text)` (info) or `Answer()`.
+     what a model sees. End with `Answer(text, page)` (info; `page` is the path the answer is read from, which
+     the expert checks and `answer_page` exposes) or `Answer()`.
    - `start_path`: a path on the site (default "/") or a function of the instance; `held_out=True` puts every
      instance in the test split.
 3. Check with `python -m sites tasks --split train --out /tmp/t.json && python -m common.tasks validate /tmp/t.json`
@@ -30,6 +31,8 @@ How a site adds its templates (plug-in style; shop and shop admin are the worked
 
 Split: held-out templates go wholly to test; of every other template, `TEST_FRACTION` of its instances (at least
 one) go to test, chosen by a hash of (template id, instance index), so the split is deterministic and disjoint.
+Instances whose reference answer is the template's most common one stay in train (a constant answer would score
+them without reading a page; `rollout_workers.guessing` measures that baseline).
 """
 
 from __future__ import annotations
