@@ -22,7 +22,8 @@ How a site adds its templates (plug-in style; shop and shop admin are the worked
      (sites.tasks.base); URLs use the placeholders.
    - `solve(inst) -> list[Step]`: the expert's script (sites.tasks.steps: Go, Click, Fill, Choose, Until,
      AllPages, Answer); steps read element ids from the observation text, so demonstrations contain exactly
-     what a model sees. End with `Answer(text)` (info) or `Answer()`.
+     what a model sees. End with `Answer(text, page)` (info; `page` is the path the answer is read from, which
+     the expert checks and `answer_page` exposes) or `Answer()`.
    - `start_path`: a path on the site (default "/") or a function of the instance; `held_out=True` puts every
      instance in the test split.
 3. Check with `python -m sites tasks --split train --out /tmp/t.json && python -m common.tasks validate /tmp/t.json`
@@ -30,12 +31,16 @@ How a site adds its templates (plug-in style; shop and shop admin are the worked
 
 Split: held-out templates go wholly to test; of every other template, `TEST_FRACTION` of its instances (at least
 one) go to test, chosen by a hash of (template id, instance index), so the split is deterministic and disjoint.
+Instances whose reference answer is the template's most common one stay in train (a constant answer would score
+them without reading a page; `rollout_workers.guessing` measures that baseline).
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib
+import json
+from collections import Counter
 from functools import lru_cache
 from typing import Any
 
@@ -60,6 +65,8 @@ __all__ = [
     "suite",
     "load_split",
     "split_configs",
+    "answer_page",
+    "find_instance",
     "TASK_MODULES",
 ]
 
@@ -86,11 +93,32 @@ def _rank(template_id: int, index: int) -> str:
     return hashlib.sha256(f"wa-split:{template_id}:{index}".encode()).hexdigest()
 
 
+def _answer_key(t: Template, inst: Instance) -> str | None:
+    """The instance's reference answers as one comparable string; None for a task with none (state, nav)."""
+    answers = t.evaluate(inst).get("reference_answers")
+    return json.dumps(answers, sort_keys=True) if answers else None
+
+
+def _modal_answer(t: Template, insts: list[Instance]) -> str | None:
+    """The reference answer that two or more instances share most often (first such in instance order); None
+    when every answer is unique, so no answer of one instance is another's."""
+    counts = Counter(k for k in (_answer_key(t, i) for i in insts) if k is not None)
+    top = counts.most_common(1)
+    return top[0][0] if top and top[0][1] >= 2 else None
+
+
 def _test_indices(t: Template, insts: list[Instance]) -> set[int]:
     if t.held_out:
         return {i.index for i in insts}
     n = max(1, round(len(insts) * TEST_FRACTION)) if len(insts) >= 3 else 0
-    return {i.index for i in sorted(insts, key=lambda i: _rank(t.id, i.index))[:n]}
+    ranked = sorted(insts, key=lambda i: _rank(t.id, i.index))
+    # A test task whose answer is the template's most common one is solved by always giving that answer, without
+    # reading a page: such instances go to train. The others' answers then stay rarer than it in train too, so no
+    # test answer is the train split's most common one. Only when too few are left are modal ones tested.
+    modal = _modal_answer(t, insts)
+    pool = [i for i in ranked if modal is None or _answer_key(t, i) != modal]
+    pool += [i for i in ranked if i not in pool]
+    return {i.index for i in pool[:n]}
 
 
 @lru_cache(maxsize=4)
@@ -130,6 +158,18 @@ def load_split(split: str, data_dir: str | None = None, sites: list[str] | None 
     from common.tasks import Task
 
     return [Task.model_validate(c) for c in split_configs(split, data_dir, sites)]
+
+
+def answer_page(template: Template, inst: Instance) -> str | None:
+    """The page (placeholder URL, e.g. `__SHOPPING__/bedding.html?price=200-1000`) the expert's script reads the
+    answer of an info task from: the `page` of its final `Answer` step; None when the script names none."""
+    from sites.tasks.base import site_url
+    from sites.tasks.steps import Answer
+
+    answers = [s for s in template.solve(inst) if isinstance(s, Answer)]
+    if not answers or not answers[-1].page:
+        return None
+    return site_url(template.site, answers[-1].page)
 
 
 def find_instance(task_id: int | str) -> tuple[Template, Instance]:

@@ -59,6 +59,16 @@ def _cat_path(slug: str) -> str:
     return f"/{slug}.html"
 
 
+def _product_page(i: Instance) -> str:
+    """The product's own page (where its price, review count and reviews are shown)."""
+    return f"/{i.data['slug']}.html"
+
+
+def _order_page(i: Instance) -> str:
+    """My order's page (its items and totals)."""
+    return f"/sales/order/view/order_id/{i.data['id']}/"
+
+
 def _orders_of_me(db: SeedData) -> list[Any]:
     rows, _ = Q.customer_orders(_shop(db), ME, limit=1000)
     return rows
@@ -77,12 +87,21 @@ def _to_order(inc: str) -> list[Any]:
 # -- information seeking ------------------------------------------------------------------------------------------
 def _price_instances(db: SeedData) -> list[Instance]:
     rows = pick(_findable(db), 14, 101)
-    return inst(101, [{"values": {"product": r["name"]}, "data": {"price": r["price"]}} for r in rows])
+    return inst(
+        101,
+        [{"values": {"product": r["name"]}, "data": {"price": r["price"], "slug": r["slug"]}} for r in rows],
+    )
 
 
 def _review_count_instances(db: SeedData) -> list[Instance]:
     rows = pick(_findable(db), 12, 102)
-    return inst(102, [{"values": {"product": r["name"]}, "data": {"count": r["review_count"]}} for r in rows])
+    return inst(
+        102,
+        [
+            {"values": {"product": r["name"]}, "data": {"count": r["review_count"], "slug": r["slug"]}}
+            for r in rows
+        ],
+    )
 
 
 def _reviewers_instances(db: SeedData) -> list[Instance]:
@@ -92,7 +111,8 @@ def _reviewers_instances(db: SeedData) -> list[Instance]:
         for stars in (5, 4, 1):
             names = [v["nickname"] for v in revs if v["rating"] == stars]
             if 2 <= len(names) == len(set(names)):
-                out.append({"values": {"product": r["name"], "stars": stars}, "data": {"names": names}})
+                values = {"product": r["name"], "stars": stars}
+                out.append({"values": values, "data": {"names": names, "slug": r["slug"]}})
                 break
     return inst(103, pick(out, 12, 103))
 
@@ -129,7 +149,10 @@ def _order_total_instances(db: SeedData) -> list[Instance]:
     return inst(
         106,
         [
-            {"values": {"increment_id": o["increment_id"]}, "data": {"total": o["grand_total"]}}
+            {
+                "values": {"increment_id": o["increment_id"]},
+                "data": {"total": o["grand_total"], "id": o["id"]},
+            }
             for o in pick(rows, 12, 106)
         ],
     )
@@ -143,7 +166,7 @@ def _order_items_instances(db: SeedData) -> list[Instance]:
         [
             {
                 "values": {"increment_id": o["increment_id"]},
-                "data": {"names": [i["name"] for i in Q.order_items(conn, o["id"])]},
+                "data": {"names": [i["name"] for i in Q.order_items(conn, o["id"])], "id": o["id"]},
             }
             for o in pick(rows, 4, 107)
         ],
@@ -168,7 +191,7 @@ INFO = [
         ("string_match",),
         _price_instances,
         lambda i: string_eval(include=[f"{i.data['price']:.2f}"]),
-        lambda i: [*open_product(i.values["product"]), Answer(f"${i.data['price']:.2f}")],
+        lambda i: [*open_product(i.values["product"]), Answer(f"${i.data['price']:.2f}", _product_page(i))],
     ),
     Template(
         102,
@@ -178,7 +201,7 @@ INFO = [
         ("string_match",),
         _review_count_instances,
         lambda i: string_eval(exact=str(i.data["count"])),
-        lambda i: [*open_product(i.values["product"]), Answer(str(i.data["count"]))],
+        lambda i: [*open_product(i.values["product"]), Answer(str(i.data["count"]), _product_page(i))],
     ),
     Template(
         103,
@@ -188,7 +211,7 @@ INFO = [
         ("string_match",),
         _reviewers_instances,
         lambda i: string_eval(include=i.data["names"]),
-        lambda i: [*open_product(i.values["product"]), Answer(", ".join(i.data["names"]))],
+        lambda i: [*open_product(i.values["product"]), Answer(", ".join(i.data["names"]), _product_page(i))],
     ),
     Template(
         104,
@@ -205,7 +228,10 @@ INFO = [
                 why=f"open the {i.values['category']} category",
             ),
             Click(M("a", _price_label(i.values["lo"], i.values["hi"])), why="filter by the price range"),
-            Answer(str(i.data["count"])),
+            Answer(
+                str(i.data["count"]),
+                f"{_cat_path(i.data['slug'])}?price={i.values['lo']}-{i.values['hi']}",
+            ),
         ],
     ),
     Template(
@@ -225,7 +251,7 @@ INFO = [
             Choose(M("select", name="order"), "Price", why="sort by price"),
             Choose(M("select", name="dir"), "Ascending", why="cheapest first"),
             Click(M("button", "Apply"), why="apply the sort order"),
-            Answer(i.data["name"]),
+            Answer(i.data["name"], f"{_cat_path(i.data['slug'])}?order=price&dir=asc"),
         ],
         held_out=True,
     ),
@@ -237,7 +263,7 @@ INFO = [
         ("string_match",),
         _order_total_instances,
         lambda i: string_eval(include=[f"{i.data['total']:.2f}"]),
-        lambda i: [*_to_order(i.values["increment_id"]), Answer(f"${i.data['total']:.2f}")],
+        lambda i: [*_to_order(i.values["increment_id"]), Answer(f"${i.data['total']:.2f}", _order_page(i))],
     ),
     Template(
         107,
@@ -247,7 +273,7 @@ INFO = [
         ("string_match",),
         _order_items_instances,
         lambda i: string_eval(fuzzy=i.data["names"]),
-        lambda i: [*_to_order(i.values["increment_id"]), Answer("; ".join(i.data["names"]))],
+        lambda i: [*_to_order(i.values["increment_id"]), Answer("; ".join(i.data["names"]), _order_page(i))],
     ),
     Template(
         108,
@@ -260,7 +286,7 @@ INFO = [
         lambda i: [
             Go("/sales/order/history/", why="open my order history"),
             AllPages(M("a", "Next"), why="count the matching orders here, then open the next page"),
-            Answer(str(i.data["count"])),
+            Answer(str(i.data["count"]), "/sales/order/history/"),
         ],
     ),
 ]

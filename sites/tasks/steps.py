@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from common import records as R
+from reward.checks import url_gold_in_pred
 
 _TAG = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9]*)((?:\s[^<>]*)?)>")
 _ATTR = re.compile(r'([a-zA-Z_:][-a-zA-Z0-9_:\[\]]*)(?:="([^"]*)")?')
@@ -122,6 +123,12 @@ def need(obs: R.Observation, match: Match, after: Match | None = None) -> El:
     return el
 
 
+def on_page(url: str, page: str) -> bool:
+    """Whether `url` is the page `page` (absolute): its path holds the page's path and it has the page's query
+    values (WebArena's GOLD-in-PRED rule, the one url_match checks use)."""
+    return url_gold_in_pred(url, page)[0] == 1.0
+
+
 def base_url(url: str) -> str:
     p = urlsplit(url)
     return f"{p.scheme}://{p.netloc}"
@@ -201,10 +208,17 @@ class Choose(Step):
 
 @dataclass
 class Answer(Step):
+    """Stop with the answer. `page` (a path with an optional query, e.g. "/bedding.html?price=200-1000") names the
+    page the answer is read from: the expert must be on it when it answers (WebArena's GOLD-in-PRED URL rule), and
+    `sites.tasks.answer_page` exposes it, so a success that never saw that page can be told from a guess."""
+
     answer: str = ""
+    page: str = ""
     why: str = ""
 
     def act(self, obs, ctx):
+        if self.page and not on_page(obs.url, ctx["base"] + self.page):
+            raise ExpertError(f"answering on {obs.url}, not on the answer page {self.page}")
         # The answer comes from the template's reference data; it is only a demonstration if the pages as shown
         # (cut to the prompt's budget) held it. Numbers are exempt: counts are often counted, not printed.
         seen = html.unescape("\n".join(ctx.get("seen", [obs.text])))
