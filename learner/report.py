@@ -110,7 +110,25 @@ def _eval_table(history: list[dict[str, Any]], evals: dict[str, RolloutSummary])
                 f" {r.get('sampled_episodes', 'n/a')} |"
             )
         lines.append(f"{row} {sites} |")
+    lines += _guessing_lines(rows)
     return lines
+
+
+def _guessing_lines(rows: dict[str, dict[str, Any]]) -> list[str]:
+    """What guessing scores (rollout_workers/guessing.py): the constant-answer baseline of each evaluation and
+    its successes that never visited the page the expert reads the answer from."""
+    out = []
+    for label, r in rows.items():
+        base, blind = r.get("constant_baseline"), r.get("blind")
+        if not base and not blind:
+            continue
+        text = f"- {label}:"
+        if base:
+            text += f" a constant answer per template (the commonest train answer) scores {base['successes']}/{base['scored']}"
+        if blind:
+            text += f"; {blind['blind']} of {blind['judged']} judged successes never visited the answer page"
+        out.append(text)
+    return ["", "Guessing, for comparison:", *out] if out else []
 
 
 def eval_file(out: Path, label: str, kind: str = "greedy") -> Path:

@@ -102,6 +102,15 @@ class Run:
         summary, groups = await evaluate(self.stack.worker, tasks, self.cfg, label=label, progress=show)
         self._save_groups(groups, f"eval_{label}.jsonl", phase="eval", label=label)
         record: dict[str, Any] = {"phase": "eval", "label": label, **summary.to_json()}
+        if (
+            self.cfg.environment.kind != "miniwob"
+        ):  # answers a constant scores, successes that never read the page
+            from rollout_workers.guessing import blind_successes, constant_answer_baseline
+
+            played = {g.task_id for g in groups}
+            evaluated = [t for t in tasks if t.task_id in played]
+            record["constant_baseline"] = constant_answer_baseline(self.stack.tasks("train"), evaluated)
+            record["blind"] = blind_successes([t for g in groups for t in g.trajectories], evaluated)
         if self.cfg.eval.sampled_per_task > 0:
             sampled, sgroups = await evaluate(
                 self.stack.worker, tasks, self.cfg, label=f"{label} sampled", progress=show, sampled=True
