@@ -335,11 +335,19 @@ class Soak:
         rl_cfg = json.loads((self.out / "config.json").read_text())["rl"]
         cfg_tasks, group_size = rl_cfg["tasks_per_iteration"], rl_cfg["group_size"]
         groups_by_iter = Counter(it for it, _ in trajs)
-        lost = sum(max(0, cfg_tasks - groups_by_iter.get(i, 0)) for i in range(a.iterations))
+        # groups each iteration drew: its log record says so (dynamic sampling draws a varying number)
+        drawn = {r["iteration"]: r.get("sampling", {}).get("drawn", cfg_tasks) for r in rl}
+        lost = sum(max(0, drawn.get(i, cfg_tasks) - groups_by_iter.get(i, 0)) for i in range(a.iterations))
         if lost:
             problems.append(f"{lost} groups lost")
         failed = [k for k, ts in trajs.items() if any(t.failure for t in ts)]
-        unexplained = [k for k, ts in trajs.items() if len(ts) != group_size]
+        # a guided group holds one expert member beside its G policy members
+        unexplained = [
+            k
+            for k, ts in trajs.items()
+            if sum(t.source != "expert" for t in ts) != group_size
+            or sum(t.source == "expert" for t in ts) > 1
+        ]
         if unexplained:
             problems.append(f"groups with a wrong number of trajectories: {unexplained[:5]}")
         retried = sum(1 for ts in trajs.values() if ts[0].meta.get("attempts", 1) > 1)
