@@ -293,6 +293,11 @@ class EvalConfig(_Section):
         description="episodes per task at the training temperature (inference.temperature), reported as sampled "
         "success beside the greedy one: RL moves the sampled distribution before it flips an argmax (0 = none)",
     )
+    sampled_at: list[Literal["before_bc", "after_bc", "after_rl"]] = Field(
+        default_factory=lambda: ["after_bc", "after_rl"],
+        description="the evaluations (before_bc, after_bc, after_rl) that also measure sampled success; not "
+        "before BC by default, where the base model rarely writes a parseable action at any temperature",
+    )
 
 
 class LoggingConfig(_Section):

@@ -111,7 +111,7 @@ class Run:
             evaluated = [t for t in tasks if t.task_id in played]
             record["constant_baseline"] = constant_answer_baseline(self.stack.tasks("train"), evaluated)
             record["blind"] = blind_successes([t for g in groups for t in g.trajectories], evaluated)
-        if self.cfg.eval.sampled_per_task > 0:
+        if self.cfg.eval.sampled_per_task > 0 and label in self.cfg.eval.sampled_at:
             sampled, sgroups = await evaluate(
                 self.stack.worker, tasks, self.cfg, label=f"{label} sampled", progress=show, sampled=True
             )
