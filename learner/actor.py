@@ -246,7 +246,7 @@ class LearnerActor:
         fresh = self.state.rl_steps == 0
         if fresh:
             eng.reset_optimizer(self.engine)
-            self.scheduler.begin(rl.lr, self.cfg.learner.warmup_steps)
+            self.scheduler.begin(rl.lr, rl.warmup_steps)
         self._rl_begun = True
         return {"reference": reference or "current weights", "fresh_optimizer": fresh}
 
