@@ -311,7 +311,7 @@ class LearnerActor:
         (k = 2..U) runs on the policy after k - 1 steps, so its ratios are off 1 and its clip can act; its detached
         logprobs give the KL to pi_old after step k - 1, and one no-grad forward after the last step gives the
         last. Into `stats`: the loss of the batch as it came, per-step KL / entropy / clip share / ratio / gradient
-        norm and their summaries, the reference KL and the engine/learner mismatch."""
+        norm and their summaries, pi_old's KL to the reference and the engine/learner mismatch."""
         rl, temp = self.cfg.rl, self.cfg.inference.temperature
         with torch.no_grad():
             ref = [self._logprobs(self.ref, b, temp) for b in batches] if kl_on else [None] * len(batches)
@@ -344,9 +344,8 @@ class LearnerActor:
             stats.ratio_steps = [p.sums["ratio_sum"] / n for p in passes[1:]]
             stats.clip_frac = sum(stats.clip_frac_steps) / len(stats.clip_frac_steps)
             stats.ratio_mean = sum(stats.ratio_steps) / len(stats.ratio_steps)
-        if kl_on:
-            kls = (kl_k3(lp, r) for (lp, _), r in zip(final, ref, strict=True))
-            stats.kl = _masked_sum(kls, batches) / n
+        if kl_on:  # the KL term as the loss saw it in the first pass (pi_old to the reference)
+            stats.kl = passes[0].sums["ref_kl_sum"] / n
         self._sampling_stats(batches, old, stats)
 
     def _rl_pass(

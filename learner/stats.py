@@ -50,7 +50,9 @@ class StepStats:
     clip_frac_steps: list[float] | None = None  # [U - 1] that share in pass k = 2..U
     ratio_mean: float | None = None  # U >= 2: mean pi / pi_old per token over passes 2..U
     ratio_steps: list[float] | None = None  # [U - 1] that mean in pass k = 2..U
-    kl: float | None = None  # kl_beta > 0: k3 KL to the reference per trained token, after the last step
+    kl: float | None = (
+        None  # kl_beta > 0: k3 KL of pi_old to the reference per trained token (the loss's term)
+    )
     sampling_abs_diff: float | None = None  # |learner logprob - engine logprob| per sampled token (pi_old)
     sampling_kl: float | None = None  # k3 of the same
     tis_weight_mean: float | None = None  # importance weights on lagged tokens (only when some lag)
