@@ -29,9 +29,7 @@ class Sample:
 
     input_ids: list[int]  # [L] prompt ids + completion ids, exactly as the engine saw / produced them
     loss_mask: list[int]  # [L] 1 on generated tokens
-    advantage: float = (
-        0.0  # the row's advantage (RL): the trajectory's, plus omega * the step's; unused in BC
-    )
+    advantage: float = 0.0  # RL: the trajectory's advantage (+ omega * the turn's step one); unused in BC
     weight: float = 1.0  # M-GRPO weight (see algos.mgrpo_sample_weights)
     # [C] engine logprobs, for the mismatch report and the importance weights of lagged turns
     sampling_logprobs: list[float] = field(default_factory=list)

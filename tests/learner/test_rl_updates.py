@@ -133,3 +133,17 @@ def test_gradient_over_micro_batches_equals_one_micro_batch(learner):
         # float32 sums in another order (and other padding): ~1e-5 of a tensor's largest entry
         scale = float(g.abs().max())
         assert scale > 0 and torch.allclose(many[name], g, rtol=1e-4, atol=1e-4 * scale), name
+
+
+def test_a_fresh_rl_phase_warms_up_over_rl_warmup_steps(learner):
+    done, learner.state.rl_steps = learner.state.rl_steps, 0  # a fresh RL phase
+    learner.cfg.rl.warmup_steps = 4
+    try:
+        learner.begin_rl()
+        assert learner.scheduler.get_last_lr()[0] == pytest.approx(1e-3 / 4)
+        m = learner.rl_step([_group(7, 900)])  # two optimizer steps: steps 1 and 2 of the warm-up
+        assert m.lr == pytest.approx(1e-3 * 3 / 4)
+    finally:
+        learner.cfg.rl.warmup_steps = 0
+        learner.state.rl_steps += done
+        learner.scheduler.begin(learner.cfg.rl.lr)
