@@ -175,15 +175,35 @@ class RLConfig(_Section):
     )
     group_size: int = Field(4, description="G: parallel rollouts of the same task")
     lr: float = Field(1e-6, description="learning rate of RL (paper: 1e-6 constant)")
+    warmup_steps: int = Field(
+        0,
+        ge=0,
+        description="linear LR warm-up of RL over this many optimizer steps (updates_per_batch per RL step), "
+        "then constant",
+    )
     clip_eps: float = Field(0.2, description="PPO-style ratio clip")
     kl_beta: float = Field(0.001, description="KL penalty to the reference policy (paper's code: 0.001)")
-    updates_per_batch: int = Field(1, description="optimizer passes over each rollout batch")
+    updates_per_batch: int = Field(
+        1,
+        ge=1,
+        description="optimizer passes over each rollout batch; from the 2nd pass on the ratio to the policy "
+        "that made the batch moves away from 1 and the clip acts",
+    )
     tis_cap: float = Field(
         2.0,
         description="truncated importance sampling for turns sampled with older weights (overlap): each token's "
         "policy term is weighted by min(pi_learner / pi_sampler, tis_cap); turns with no lag get weight 1",
     )
     adv_eps: float = Field(1e-6, description="epsilon in (r - mean) / (std + eps)")
+    advantage: Literal["trajectory", "step"] = Field(
+        "trajectory",
+        description="trajectory: each turn gets its trajectory's group-relative advantage (M-GRPO); step: plus "
+        "step_advantage_weight times a step advantage within turns of the group that saw the same page "
+        "(GiGPO-style anchor states, learner.algos.step_advantages)",
+    )
+    step_advantage_weight: float = Field(
+        1.0, ge=0.0, description="omega: weight of the step advantage when advantage=step (GiGPO: 1)"
+    )
     templates: list[int | str] = Field(
         default_factory=list, description="only train tasks of these template ids ([] = all)"
     )
@@ -230,7 +250,6 @@ class LearnerConfig(_Section):
     max_grad_norm: float = Field(1.0, description="gradient clipping (paper's code: 0.01)")
     offload_optimizer: bool = Field(False, description="keep optimizer states in host memory (ZeRO offload)")
     weight_decay: float = Field(0.0, description="AdamW weight decay")
-    warmup_steps: int = Field(0, description="linear warm-up steps, then constant")
     weight_sync: Literal["file", "object_store", "nccl"] = Field("file", description="how weights reach vLLM")
     cpu_autocast: Literal["off", "bf16"] = Field(
         "off",
@@ -392,6 +411,18 @@ def _valid_keys(model: type[BaseModel], prefix: str = "") -> list[str]:
     return keys
 
 
+# Keys that were removed, with where their setting lives now: named in the error instead of a nearest guess.
+_MOVED = {
+    "learner.warmup_steps": "rl.warmup_steps (the RL warm-up; behaviour cloning has its own bc.warmup_steps)",
+}
+
+
+def _unknown_key(key: str) -> str:
+    if key in _MOVED:
+        return f"'{key}' was removed: set {_MOVED[key]}"
+    return f"unknown key '{key}'{_nearest(key)}"
+
+
 def _nearest(key: str) -> str:
     match = difflib.get_close_matches(key, _valid_keys(TrainConfig), n=1, cutoff=0.6)
     return f" (did you mean '{match[0]}'?)" if match else ""
@@ -469,7 +500,7 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
         for err in e.errors():
             key = ".".join(str(p) for p in err["loc"])
             if err["type"] == "extra_forbidden":
-                msgs.append(f"unknown key '{key}'{_nearest(key)}")
+                msgs.append(_unknown_key(key))
             elif not key:  # a cross-field check of TrainConfig._check: its message names the keys
                 msgs.append(str(err["msg"]).removeprefix("Value error, "))
             else:

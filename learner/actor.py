@@ -20,7 +20,8 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ from common.config import TrainConfig
 from common.records import Trajectory, TrajectoryGroup, Turn
 from learner import checkpoint as ckpt
 from learner import engine as eng
-from learner.algos import policy_loss, sft_loss, tis_weights, token_logprobs
+from learner.algos import kl_k3, policy_loss, sft_loss, tis_weights, token_entropy, token_logprobs
 from learner.samples import Batch, Sample, batch_logits, collate, demo_samples, micro_batches, rl_samples
 from learner.stats import BCSummary, StepStats
 from learner.weight_sync import PushStats
@@ -81,13 +82,23 @@ class LearnerActor:
         with eng.autocast(self.cfg):
             return batch_logits(model, batch)
 
-    def _logprobs(self, model: Any, batch: Batch, temperature: float = 1.0) -> torch.Tensor:
-        """[B, K] logprob of each kept target token under `model` (the engine or the reference), at `temperature`:
-        the distribution the engine sampled from is softmax(logits / T), so RL must score tokens under that one."""
+    def _tempered_logits(self, model: Any, batch: Batch, temperature: float) -> torch.Tensor:
+        """[B, K, V] logits / T: the distribution the engine sampled from is softmax(logits / T), so RL must score
+        tokens under that one."""
         logits = self._logits(model, batch)
-        if temperature != 1.0:
-            logits = logits.float() / temperature
-        return token_logprobs(logits, batch.targets)
+        return logits.float() / temperature if temperature != 1.0 else logits
+
+    def _logprobs(self, model: Any, batch: Batch, temperature: float = 1.0) -> torch.Tensor:
+        """[B, K] logprob of each kept target token under `model` (the engine or the reference), at `temperature`."""
+        return token_logprobs(self._tempered_logits(model, batch, temperature), batch.targets)
+
+    def _logprobs_entropy(self, batch: Batch, temperature: float) -> tuple[torch.Tensor, torch.Tensor]:
+        """The policy's [B, K] logprobs (with the graph when grad is on) and [B, K] full-vocabulary entropies
+        (no graph), from one forward."""
+        logits = self._tempered_logits(self.engine, batch, temperature)
+        with torch.no_grad():
+            entropy = token_entropy(logits)
+        return token_logprobs(logits, batch.targets), entropy
 
     def _my_batches(self, samples: list[Sample]) -> list[Batch]:
         """This rank's micro-batches. Every rank runs the same count (collectives must pair up): a rank short of
@@ -246,18 +257,17 @@ class LearnerActor:
         fresh = self.state.rl_steps == 0
         if fresh:
             eng.reset_optimizer(self.engine)
-            self.scheduler.begin(rl.lr, self.cfg.learner.warmup_steps)
+            self.scheduler.begin(rl.lr, rl.warmup_steps)
         self._rl_begun = True
         return {"reference": reference or "current weights", "fresh_optimizer": fresh}
 
     def rl_step(self, groups: Sequence[TrajectoryGroup]) -> StepStats:
-        """M-GRPO on finished groups: `rl.updates_per_batch` optimizer steps over the batch.
+        """M-GRPO on finished groups: `rl.updates_per_batch` optimizer steps over the batch (`_rl_updates`).
 
-        Old logprobs are those of the policy before this call. With one update they equal the current logprobs, so
-        the detached values of the gradient pass are used (the same numbers, one forward fewer); with more updates
-        they are recomputed under no_grad first. Logprobs are taken at the sampling temperature. A batch without
-        any non-zero advantage makes no optimizer step at all, with or without a KL term (a KL-only step would
-        only pull towards the reference on data that carries no signal).
+        Advantages per `rl.advantage` (trajectory, or plus step credit); expert-played turns train off-policy
+        (learner/algos.py). Logprobs are taken at the sampling temperature. A batch without any non-zero advantage
+        makes no optimizer step at all, with or without a KL term (a KL-only step would only pull towards the
+        reference on data that carries no signal).
         """
         t0 = time.perf_counter()
         if not self._rl_begun:
@@ -270,6 +280,8 @@ class LearnerActor:
             rl.adv_eps,
             keep_zero_advantage=kl_on,
             learner_version=self.state.weight_version,
+            advantage=rl.advantage,
+            step_weight=rl.step_advantage_weight,
         )
         lags = [s.lag for s in samples]
         stats = StepStats(
@@ -279,6 +291,7 @@ class LearnerActor:
             lagged_samples=sum(1 for x in lags if x > 0),
             advantages=adv.as_dict(),
             dropped=dict(dropped),
+            expert_rows=sum(1 for s in samples if s.off_policy),
         )
         if not any(s.advantage != 0.0 for s in samples):
             self.state.no_signal_batches += 1
@@ -291,56 +304,99 @@ class LearnerActor:
         return self._finish(stats, t0, sum(len(s.input_ids) for s in samples) * rl.updates_per_batch)
 
     def _rl_updates(self, batches: list[Batch], kl_on: bool, stats: StepStats) -> None:
-        """`rl.updates_per_batch` optimizer steps over `batches`; the loss, ratio / clip / KL statistics and the
-        engine/learner logprob mismatch go into `stats`."""
+        """`rl.updates_per_batch` (U) optimizer steps over `batches`, and how far each step moved the policy.
+
+        pi_old, the policy before this call, is taken once before any step: with U >= 2 recomputed under no_grad,
+        with U = 1 the detached logprobs of the one gradient pass (the same numbers, one forward fewer). Pass k
+        (k = 2..U) runs on the policy after k - 1 steps, so its ratios are off 1 and its clip can act; its detached
+        logprobs give the KL to pi_old after step k - 1, and one no-grad forward after the last step gives the
+        last. Into `stats`: the loss of the batch as it came, per-step KL / entropy / clip share / ratio / gradient
+        norm and their summaries, pi_old's KL to the reference and the engine/learner mismatch."""
         rl, temp = self.cfg.rl, self.cfg.inference.temperature
         with torch.no_grad():
             ref = [self._logprobs(self.ref, b, temp) for b in batches] if kl_on else [None] * len(batches)
             old = (
                 [self._logprobs(self.engine, b, temp) for b in batches] if rl.updates_per_batch > 1 else None
             )
-        sums = {"tokens": 0.0, "clipped": 0.0, "approx_kl_sum": 0.0, "ref_kl_sum": 0.0, "ratio_sum": 0.0}
-        mismatch = [0.0, 0.0, 0.0]  # |logp_train - logp_sample| sum, k3 sum, count
-        lagged = any(bool((b.lags > 0).any()) for b in batches)
-        is_sum = [0.0, 0.0]  # importance weights on lagged tokens: sum, count
-        loss_sum, norms = 0.0, []
-        for update in range(rl.updates_per_batch):
-            for k, b in enumerate(batches):
-                self.engine.set_gradient_accumulation_boundary(k == len(batches) - 1)
-                lp = self._logprobs(self.engine, b, temp)
-                old_k = old[k] if old is not None else lp.detach()
-                w = tis_weights(old_k, b.sampling_logprobs, b.lags, rl.tis_cap) if lagged else None
-                loss, st = policy_loss(
-                    lp,
-                    old_k,
-                    b.advantages,
-                    b.mask,
-                    rl.clip_eps,
-                    sample_weights=b.weights * self.world_size,
-                    ref_logprobs=ref[k],
-                    kl_beta=rl.kl_beta if kl_on else 0.0,
-                    is_weights=w,
-                )
-                self.engine.backward(loss, scale_wrt_gas=False)
-                if update == 0:  # the loss of the batch as it came, and the engine/learner mismatch
-                    loss_sum += loss.item() / self.world_size
-                    _add_mismatch(mismatch, old_k, b)
-                    if w is not None:
-                        rows = (b.lags > 0).unsqueeze(-1) & (b.mask > 0)
-                        is_sum[0] += float(w[rows].sum())
-                        is_sum[1] += float(rows.sum())
-                if update == rl.updates_per_batch - 1:  # ratio / clip / KL after the earlier updates moved pi
-                    for key in sums:
-                        sums[key] += st[key]
+        passes = [self._rl_pass(batches, old, ref, kl_on)]
+        old = old if old is not None else passes[0].logprobs
+        norms = [self._optimizer_step()]
+        for _ in range(1, rl.updates_per_batch):
+            passes.append(self._rl_pass(batches, old, ref, kl_on))
             norms.append(self._optimizer_step())
-        n = max(sums["tokens"], 1.0)
-        stats.loss, stats.grad_norm = loss_sum, norms[-1]
-        stats.kl, stats.clip_frac = sums["ref_kl_sum"] / n, sums["clipped"] / n
-        stats.approx_kl, stats.ratio_mean = sums["approx_kl_sum"] / n, sums["ratio_sum"] / n
-        stats.trained_tokens = int(sums["tokens"])
-        stats.sampling_abs_diff = mismatch[0] / mismatch[2] if mismatch[2] else math.nan
-        stats.sampling_kl = mismatch[1] / mismatch[2] if mismatch[2] else math.nan
-        stats.tis_weight_mean = is_sum[0] / is_sum[1] if is_sum[1] else 1.0
+        with torch.no_grad():
+            final = [self._logprobs_entropy(b, temp) for b in batches]
+        tokens = passes[0].sums["tokens"]
+        n = max(tokens, 1.0)
+        now = [p.logprobs for p in passes[1:]] + [[lp for lp, _ in final]]  # pi after step 1..U
+        stats.loss, stats.grad_norm, stats.grad_norms = passes[0].loss, norms[-1], norms
+        stats.trained_tokens = int(tokens)
+        # kl_k3(old, new) = exp(new - old) - (new - old) - 1: KL(pi_old || pi_new) on tokens drawn from pi_old
+        stats.approx_kl_steps = [
+            _masked_sum((kl_k3(o, x) for o, x in zip(old, lps, strict=True)), batches) / n for lps in now
+        ]
+        stats.approx_kl = stats.approx_kl_steps[-1]
+        final_entropy = _masked_sum((e for _, e in final), batches) / n
+        stats.entropy_steps = [p.entropy_sum / n for p in passes] + [final_entropy]
+        stats.entropy = stats.entropy_steps[0]
+        if rl.updates_per_batch > 1:  # in the first pass ratio = 1 and nothing clips, by construction
+            stats.clip_frac_steps = [p.sums["clipped"] / n for p in passes[1:]]
+            stats.ratio_steps = [p.sums["ratio_sum"] / n for p in passes[1:]]
+            stats.clip_frac = sum(stats.clip_frac_steps) / len(stats.clip_frac_steps)
+            stats.ratio_mean = sum(stats.ratio_steps) / len(stats.ratio_steps)
+        if kl_on:  # the KL term as the loss saw it in the first pass (pi_old to the reference)
+            stats.kl = passes[0].sums["ref_kl_sum"] / n
+        self._sampling_stats(batches, old, stats)
+
+    def _rl_pass(
+        self, batches: list[Batch], old: list[torch.Tensor] | None, ref: list[Any], kl_on: bool
+    ) -> _Pass:
+        """One gradient pass of the M-GRPO loss over `batches` (backward on each, the accumulation boundary on the
+        last; the optimizer step is the caller's). `old`: [B, K] pi_old per micro-batch, None = this pass's own
+        detached logprobs (the first pass of a single update); `ref`: [B, K] reference logprobs or None each."""
+        rl, temp = self.cfg.rl, self.cfg.inference.temperature
+        lagged = any(bool((b.lags > 0).any()) for b in batches)
+        out = _Pass()
+        for k, b in enumerate(batches):
+            self.engine.set_gradient_accumulation_boundary(k == len(batches) - 1)
+            lp, entropy = self._logprobs_entropy(b, temp)
+            old_k = old[k] if old is not None else lp.detach()
+            loss, st = policy_loss(
+                lp,
+                old_k,
+                b.advantages,
+                b.mask,
+                rl.clip_eps,
+                sample_weights=b.weights * self.world_size,
+                ref_logprobs=ref[k],
+                kl_beta=rl.kl_beta if kl_on else 0.0,
+                is_weights=tis_weights(old_k, b.sampling_logprobs, b.lags, rl.tis_cap) if lagged else None,
+                off_policy=b.off_policy,
+            )
+            self.engine.backward(loss, scale_wrt_gas=False)
+            out.loss += loss.item() / self.world_size
+            for key, value in st.items():
+                out.sums[key] = out.sums.get(key, 0.0) + value
+            out.logprobs.append(lp.detach())
+            out.entropy_sum += float((entropy * b.mask).sum())
+        return out
+
+    def _sampling_stats(self, batches: list[Batch], old: list[torch.Tensor], stats: StepStats) -> None:
+        """How far the engine's sampling logprobs are from pi_old's (sampled rows only), and the mean truncated
+        importance weight on lagged tokens."""
+        mismatch = [0.0, 0.0, 0.0]  # |logp_train - logp_sample| sum, k3 sum, count
+        is_sum = [0.0, 0.0]  # importance weights on lagged tokens: sum, count
+        for old_k, b in zip(old, batches, strict=True):
+            _add_mismatch(mismatch, old_k, b)
+            rows = (b.lags > 0).unsqueeze(-1) & (b.mask > 0)
+            if bool(rows.any()):
+                w = tis_weights(old_k, b.sampling_logprobs, b.lags, self.cfg.rl.tis_cap)
+                is_sum[0] += float(w[rows].sum())
+                is_sum[1] += float(rows.sum())
+        if mismatch[2]:
+            stats.sampling_abs_diff, stats.sampling_kl = mismatch[0] / mismatch[2], mismatch[1] / mismatch[2]
+        if is_sum[1]:
+            stats.tis_weight_mean = is_sum[0] / is_sum[1]
 
     # ---- inspection, weights, checkpoints ----------------------------------------------------------------------
     @torch.no_grad()
@@ -482,9 +538,25 @@ def _load_tokenizer(path: str) -> Any:
         return None
 
 
+@dataclass
+class _Pass:
+    """One gradient pass over a batch's micro-batches."""
+
+    loss: float = 0.0  # the summed M-GRPO loss
+    sums: dict[str, float] = field(default_factory=dict)  # policy_loss's token sums, added over micro-batches
+    logprobs: list[torch.Tensor] = field(default_factory=list)  # [B, K] per micro-batch, detached
+    entropy_sum: float = 0.0  # full-vocabulary entropy summed over the trained tokens
+
+
+def _masked_sum(values: Iterable[torch.Tensor], batches: Sequence[Batch]) -> float:
+    """Sum of per-token values ([B, K] per micro-batch) over the trained tokens of the matching micro-batches."""
+    return sum(float((v * b.mask).sum()) for v, b in zip(values, batches, strict=True))
+
+
 def _add_mismatch(acc: list[float], train_lp: torch.Tensor, b: Batch) -> None:
-    """Accumulate how far the engine's sampling logprobs are from the learner's on the same tokens."""
-    known = (b.mask > 0) & torch.isfinite(b.sampling_logprobs)
+    """Accumulate how far the engine's sampling logprobs are from the learner's on the same tokens; off-policy
+    (expert) rows have no sampler and are left out."""
+    known = (b.mask > 0) & torch.isfinite(b.sampling_logprobs) & ~b.off_policy.unsqueeze(-1)
     if not bool(known.any()):
         return
     t, s = train_lp.detach().float()[known], b.sampling_logprobs[known]

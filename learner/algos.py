@@ -29,13 +29,28 @@ trajectory, not the action-then-turn mean of the paper's equation; it uses one u
 detached current policy and the ratio is 1); its advantage is (r - mean) / (std + 1e-4) with the unbiased std.
 We follow the paper's equation, keep the unbiased std (as the code does), and take eps from config. The KL term is
 the k3 estimator of both (exp(ref - logp) - (ref - logp) - 1), beta from config (default 0.001 as in the code).
+
+Off-policy expert turns (`Trajectory.source == "expert"`, e.g. an expert-played member added to a group in which every
+policy episode failed): no engine sampled them, so they have no sampling logprobs and no pi_old of their own. Their
+pi_old is the learner's own policy before the update (the recomputed old logprobs with `rl.updates_per_batch >= 2`,
+the detached current ones with 1), so the ratio starts at 1 as for every other row. The ratio clip is not applied to
+them on either side (the term is the plain r * A: the clip keeps the policy near the distribution that sampled the
+tokens, and no sampling distribution stands behind these), they get no truncated importance weight (weight 1, lag 0),
+and they are left out of the engine/learner logprob mismatch statistic. Otherwise they are ordinary rows: their
+group-relative advantage, their M-GRPO weight, the KL term to the reference.
+
+Step-level credit (`rl.advantage: step`, in the spirit of GiGPO, arXiv 2505.10978): within a group, turns of different
+trajectories that saw the same page form an anchor-state group; each turn's step return is its trajectory's final
+outcome reward (undiscounted: gamma = 1, so every turn of a trajectory has the same return; GiGPO's discount is left
+out), and the step advantage is the group-relative one within the anchor group (`step_advantages`). A turn's
+advantage is then A_traj + omega * A_step, omega = `rl.step_advantage_weight`.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import torch
@@ -50,13 +65,16 @@ class AdvantageStats:
     singleton_groups: int = 0  # groups with exactly one scorable reward
     empty_groups: int = 0  # groups with no scorable reward at all
     unscorable: int = 0  # rewards that were None (left out of baselines, given no advantage)
+    # rl.advantage=step only: anchor_groups, shared_anchor_groups, step_signal_groups (see `step_advantages`)
+    anchors: dict[str, int] = field(default_factory=dict)
 
     @property
     def zero_variance_share(self) -> float:
         return self.zero_variance_groups / self.groups if self.groups else 0.0
 
     def as_dict(self) -> dict[str, float]:
-        return {**asdict(self), "zero_variance_share": self.zero_variance_share}
+        flat = {k: v for k, v in asdict(self).items() if k != "anchors"}
+        return {**flat, "zero_variance_share": self.zero_variance_share, **self.anchors}
 
 
 def grpo_advantages(
@@ -100,6 +118,52 @@ def grpo_advantages(
     return adv, stats
 
 
+def step_advantages(
+    rewards: Sequence[float | None],
+    group_ids: Sequence[Hashable],
+    state_keys: Sequence[Sequence[Hashable]],
+    eps: float = 1e-6,
+    unbiased: bool = True,
+) -> tuple[list[list[float | None]], dict[str, int]]:
+    """Step advantages over anchor states (GiGPO-style, undiscounted).
+
+    rewards: [N] outcome reward per trajectory (None = unscorable); group_ids: [N] as in `grpo_advantages`;
+    state_keys: [N][T_i] one key per turn of trajectory i, equal for turns that saw the same observation.
+    Within a group, the turns with the same key form an anchor group. A turn's step return is its trajectory's
+    reward (gamma = 1). Each trajectory counts once in an anchor group however often it visited that state (its
+    return is the same at every visit), so the anchor group's baseline is over distinct trajectories; the step
+    advantage is then `grpo_advantages` within it: (R - mean) / (std + eps), unbiased std, 0 in an anchor group of
+    one trajectory or with equal returns, None for an unscorable trajectory.
+    Returns [N][T_i] step advantages and counts: anchor_groups, shared_anchor_groups (>= 2 scorable trajectories),
+    step_signal_groups (returns that differ).
+    """
+    if not len(rewards) == len(group_ids) == len(state_keys):
+        raise ValueError(
+            f"rewards ({len(rewards)}), group_ids ({len(group_ids)}) and state_keys ({len(state_keys)}) "
+            "differ in length"
+        )
+    anchor_of: dict[tuple[Hashable, Hashable], int] = {}
+    pair_of: dict[
+        tuple[int, int], int
+    ] = {}  # (anchor, trajectory) -> its entry, one per trajectory and state
+    for i, keys in enumerate(state_keys):
+        for key in keys:
+            a = anchor_of.setdefault((group_ids[i], key), len(anchor_of))
+            pair_of.setdefault((a, i), len(pair_of))
+    pairs = list(pair_of)
+    adv, st = grpo_advantages([rewards[i] for _, i in pairs], [a for a, _ in pairs], eps, unbiased)
+    out = [
+        [adv[pair_of[(anchor_of[(group_ids[i], key)], i)]] for key in keys]
+        for i, keys in enumerate(state_keys)
+    ]
+    counts = {
+        "anchor_groups": st.groups,
+        "shared_anchor_groups": st.groups - st.singleton_groups - st.empty_groups,
+        "step_signal_groups": st.groups - st.zero_variance_groups - st.empty_groups,
+    }
+    return out, counts
+
+
 def mgrpo_sample_weights(
     group_of_sample: Sequence[Hashable], traj_of_sample: Sequence[Hashable]
 ) -> list[float]:
@@ -130,6 +194,19 @@ def token_logprobs(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     return picked - torch.logsumexp(logits, dim=-1)
 
 
+def token_entropy(logits: torch.Tensor) -> torch.Tensor:
+    """Full-vocabulary entropy of softmax(logits) per position, in float32 (nats).
+
+    logits: [B, T, V] (already divided by the sampling temperature). Returns [B, T]. Row by row, so that the
+    temporaries are [T, V] and not a second and third copy of the whole [B, T, V].
+    """
+    rows = []
+    for row in logits:
+        logp = torch.log_softmax(row.float(), dim=-1)  # [T, V]
+        rows.append(-(logp.exp() * logp).sum(-1))
+    return torch.stack(rows) if rows else logits.new_zeros(logits.shape[:-1], dtype=torch.float32)
+
+
 def _masked_row_mean(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """[B, T] -> [B]: mean of x over the masked tokens of each row (0 for a row without tokens)."""
     return (x * mask).sum(-1) / mask.sum(-1).clamp(min=1.0)
@@ -152,17 +229,21 @@ def policy_loss(
     ref_logprobs: torch.Tensor | None = None,
     kl_beta: float = 0.0,
     is_weights: torch.Tensor | None = None,
+    off_policy: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, dict[str, Any]]:
     """The M-GRPO loss of one micro-batch (each row = one action).
 
     logprobs: [B, T] current policy (carries the gradient); old_logprobs: [B, T] the policy that made the batch
-    (no gradient); advantages: [B] the trajectory's advantage, repeated for each of its actions; mask: [B, T] 1 on
-    action tokens; sample_weights: [B] from `mgrpo_sample_weights` (default 1/B: a plain mean over actions);
-    ref_logprobs: [B, T] frozen reference policy, needed when kl_beta > 0; is_weights: [B, T] truncated importance
-    weights of turns sampled with older weights (`tis_weights`), applied to the policy term only.
+    (no gradient); advantages: [B] each row's advantage (the trajectory's, or with step credit the turn's);
+    mask: [B, T] 1 on action tokens; sample_weights: [B] from `mgrpo_sample_weights` (default 1/B: a plain mean
+    over actions); ref_logprobs: [B, T] frozen reference policy, needed when kl_beta > 0; is_weights: [B, T]
+    truncated importance weights of turns sampled with older weights (`tis_weights`), applied to the policy term
+    only; off_policy: [B] bool, rows no engine sampled (expert turns): no ratio clip and no importance weight for
+    them (see the module docstring).
     Returns (loss, stats). Summing the losses of micro-batches that share one set of weights gives the batch loss.
     stats are token sums so that callers can add them over micro-batches: tokens, clipped (tokens where the clipped
-    term was the active one), approx_kl_sum (k3 of pi_old vs pi_theta), ref_kl_sum, ratio_sum.
+    term was the active one; never an off-policy row's), approx_kl_sum (k3 of pi_old vs pi_theta), ref_kl_sum,
+    ratio_sum.
     """
     mask = mask.to(logprobs.dtype)
     adv = advantages.to(logprobs.dtype).unsqueeze(-1)  # [B, 1]
@@ -171,12 +252,16 @@ def policy_loss(
             (logprobs.shape[0],), 1.0 / max(1, logprobs.shape[0]), device=logprobs.device
         )
     weights = sample_weights.to(logprobs.dtype)
+    on_policy = torch.ones_like(mask, dtype=torch.bool)  # [B, T]: rows the clip and the weights apply to
+    if off_policy is not None:
+        on_policy = ~off_policy.to(torch.bool).unsqueeze(-1).expand_as(on_policy)
     ratio = torch.exp(logprobs - old_logprobs.detach())
     unclipped = ratio * adv
     clipped = torch.clamp(ratio, 1.0 - clip_eps, 1.0 + clip_eps) * adv
-    per_token = -torch.minimum(unclipped, clipped)
+    per_token = -torch.where(on_policy, torch.minimum(unclipped, clipped), unclipped)
     if is_weights is not None:
-        per_token = per_token * is_weights.detach().to(per_token.dtype)
+        w = torch.where(on_policy, is_weights.detach().to(per_token.dtype), torch.ones_like(per_token))
+        per_token = per_token * w
     ref_kl = torch.zeros_like(per_token)
     if kl_beta > 0.0:
         if ref_logprobs is None:
@@ -185,7 +270,7 @@ def policy_loss(
         per_token = per_token + kl_beta * ref_kl
     loss = (_masked_row_mean(per_token, mask) * weights).sum()
     with torch.no_grad():
-        was_clipped = (clipped < unclipped) & (mask > 0)  # the min picked the clipped term
+        was_clipped = (clipped < unclipped) & (mask > 0) & on_policy  # the min picked the clipped term
         stats = {
             "tokens": float(mask.sum()),
             "clipped": float(was_clipped.sum()),

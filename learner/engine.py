@@ -223,7 +223,7 @@ def build_engine(model: torch.nn.Module, cfg: TrainConfig, world_size: int) -> t
     import deepspeed
 
     def scheduler(opt: torch.optim.Optimizer) -> PhaseLR:
-        return PhaseLR(opt, cfg.rl.lr, cfg.learner.warmup_steps)
+        return PhaseLR(opt, cfg.rl.lr, cfg.rl.warmup_steps)
 
     params = [p for p in model.parameters() if p.requires_grad]
     engine, _, _, sched = deepspeed.initialize(

@@ -4,18 +4,23 @@ One Sample = one Turn: its exact prompt ids then its exact completion ids (never
 `Turn.loss_mask` (1 only on generated tokens). Micro-batches are left-padded so that every row's completion sits at
 the right edge: the model then only has to project the last K hidden states to the vocabulary (`logits_to_keep`),
 which on a 49k vocabulary is most of the saving on long prompts with short actions.
+
+RL rows carry their advantage (the trajectory's, or with `rl.advantage: step` the turn's, see
+learner.algos.step_advantages), their M-GRPO weight and whether they are off-policy (expert-played).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
-from common.records import Trajectory, TrajectoryGroup, Turn
-from learner.algos import AdvantageStats, grpo_advantages, mgrpo_sample_weights
+from common.records import Observation, Trajectory, TrajectoryGroup, Turn
+from learner.algos import AdvantageStats, grpo_advantages, mgrpo_sample_weights, step_advantages
 
 
 @dataclass
@@ -24,13 +29,16 @@ class Sample:
 
     input_ids: list[int]  # [L] prompt ids + completion ids, exactly as the engine saw / produced them
     loss_mask: list[int]  # [L] 1 on generated tokens
-    advantage: float = 0.0  # the trajectory's advantage (RL); unused in BC
+    advantage: float = 0.0  # RL: the trajectory's advantage (+ omega * the turn's step one); unused in BC
     weight: float = 1.0  # M-GRPO weight (see algos.mgrpo_sample_weights)
     # [C] engine logprobs, for the mismatch report and the importance weights of lagged turns
     sampling_logprobs: list[float] = field(default_factory=list)
     where: str = ""  # "task#sample/turn", for error messages
     version: int = 0  # the weight version that sampled the turn
     lag: int = 0  # weight versions between the sampler's and the learner's (rollout.overlap_with_learner)
+    # RL: an expert-played turn (Trajectory.source == "expert"), sampled by no engine: no clip, no importance
+    # weight, lag 0, left out of the mismatch statistic (see learner/algos.py)
+    off_policy: bool = False
 
     @classmethod
     def from_turn(cls, turn: Turn, where: str = "", **kw: Any) -> Sample:
@@ -48,9 +56,17 @@ class Sample:
         return sum(self.loss_mask[1:])  # the first token has no predictor
 
 
-def _turn_samples(traj: Trajectory, max_len: int, skipped: dict[str, int], **kw: Any) -> list[Sample]:
+def _turn_samples(
+    traj: Trajectory,
+    max_len: int,
+    skipped: dict[str, int],
+    advantages: Sequence[float] | None = None,
+    **kw: Any,
+) -> list[Sample]:
+    """The trainable rows of `traj`'s turns (`advantages`: [T] one per turn, when given); empty completions and
+    over-long turns are counted in `skipped`."""
     out = []
-    for turn in traj.turns:
+    for j, turn in enumerate(traj.turns):
         where = f"{traj.id}/turn{turn.index}"
         if not turn.completion_ids:
             skipped["empty_completion"] += 1
@@ -63,7 +79,36 @@ def _turn_samples(traj: Trajectory, max_len: int, skipped: dict[str, int], **kw:
         if len(turn.prompt_ids) + len(turn.completion_ids) > max_len:
             skipped["too_long"] += 1
             continue
-        out.append(Sample.from_turn(turn, where=where, **kw))
+        extra = {"advantage": advantages[j]} if advantages is not None else {}
+        out.append(Sample.from_turn(turn, where=where, **extra, **kw))
+    return out
+
+
+def anchor_key(obs: Observation) -> str:
+    """A stable key of the page a turn saw (its anchor state): sha1 of its URL, title and full text. The prompt
+    shows that page cut to the token budget, a function of the text, so equal keys mean equal page text in the
+    prompt. The header fold (`rollout.fold_header`) also depends on the previous page; the key leaves it out on
+    purpose: the state is the page, not the path to it."""
+    blob = json.dumps([obs.url, obs.title, obs.text], ensure_ascii=False)
+    return hashlib.sha1(blob.encode("utf-8")).hexdigest()
+
+
+def _turn_advantages(
+    trajs: Sequence[Trajectory],
+    gids: Sequence[Hashable],
+    traj_adv: Sequence[float | None],
+    eps: float,
+    omega: float,
+    stats: AdvantageStats,
+) -> list[list[float] | None]:
+    """[N][T_i] per-turn advantages A_traj + omega * A_step (None for an unscorable trajectory); the anchor
+    counts go into `stats.anchors`."""
+    keys = [[anchor_key(turn.observation) for turn in t.turns] for t in trajs]
+    step, stats.anchors = step_advantages([t.reward for t in trajs], gids, keys, eps=eps)
+    out: list[list[float] | None] = []
+    for a, s in zip(traj_adv, step, strict=True):
+        # a step advantage is None only where the trajectory's reward is, and then `a` is None too
+        out.append(None if a is None else [a + omega * (x if x is not None else 0.0) for x in s])
     return out
 
 
@@ -80,14 +125,20 @@ def rl_samples(
     eps: float,
     keep_zero_advantage: bool,
     learner_version: int | None = None,
+    advantage: str = "trajectory",
+    step_weight: float = 1.0,
 ) -> tuple[list[Sample], AdvantageStats, dict[str, int]]:
-    """RL rows with their advantage and M-GRPO weight; with `learner_version`, each row's lag (versions between the
-    weights that sampled the turn and the learner's).
+    """RL rows with their advantage, M-GRPO weight and off-policy flag; with `learner_version`, each row's lag
+    (versions between the weights that sampled the turn and the learner's; 0 for expert turns).
 
+    `advantage`: "trajectory" gives every turn its trajectory's group-relative advantage; "step" adds
+    `step_weight` (omega) times the turn's step advantage over anchor states (learner.algos.step_advantages).
     Trajectories whose reward is None get no advantage and no rows. Rows with advantage 0 carry no policy gradient;
     they are dropped unless `keep_zero_advantage` (needed when a KL penalty acts on them) but their groups still
     count in the weights, as in the paper's batch average.
     """
+    if advantage not in ("trajectory", "step"):
+        raise ValueError(f"unknown advantage {advantage!r} (trajectory | step)")
     for g in groups:
         if g.failed:
             raise ValueError(
@@ -96,17 +147,23 @@ def rl_samples(
     trajs = [t for g in groups for t in g.trajectories]
     gids = [gi for gi, g in enumerate(groups) for _ in g.trajectories]
     adv, stats = grpo_advantages([t.reward for t in trajs], gids, eps=eps)
+    per_turn = (
+        _turn_advantages(trajs, gids, adv, eps, step_weight, stats)
+        if advantage == "step"
+        else [None if a is None else [a] * len(t.turns) for t, a in zip(trajs, adv, strict=True)]
+    )
     skipped = {"empty_completion": 0, "too_long": 0, "zero_advantage": 0}
     rows: list[tuple[Sample, Hashable, Hashable]] = []
-    for ti, (traj, a, gi) in enumerate(zip(trajs, adv, gids, strict=True)):
+    for ti, (traj, a, gi) in enumerate(zip(trajs, per_turn, gids, strict=True)):
         if a is None:
             continue
-        rows += [(s, gi, ti) for s in _turn_samples(traj, max_len, skipped, advantage=a)]
+        expert = traj.source == "expert"
+        rows += [(s, gi, ti) for s in _turn_samples(traj, max_len, skipped, a, off_policy=expert)]
     weights = mgrpo_sample_weights([r[1] for r in rows], [r[2] for r in rows])
     samples = []
     for (s, _, _), w in zip(rows, weights, strict=True):
         s.weight = w
-        if learner_version is not None:
+        if learner_version is not None and not s.off_policy:  # no weights sampled an expert turn
             s.lag = max(0, learner_version - s.version)
         if s.advantage == 0.0 and not keep_zero_advantage:
             skipped["zero_advantage"] += 1
@@ -149,6 +206,7 @@ class Batch:
     weights: torch.Tensor  # [B]
     sampling_logprobs: torch.Tensor  # [B, K] engine logprobs on trained tokens (NaN where unknown)
     lags: torch.Tensor  # [B] weight versions the row's sampler was behind the learner
+    off_policy: torch.Tensor  # [B] bool: expert-played rows (Sample.off_policy)
 
     def to(self, device: torch.device | str) -> Batch:
         moved = {k: (v.to(device) if isinstance(v, torch.Tensor) else v) for k, v in self.__dict__.items()}
@@ -206,4 +264,5 @@ def collate(samples: Sequence[Sample], pad_id: int) -> Batch:
         weights=torch.tensor([s.weight for s in samples], dtype=torch.float32),
         sampling_logprobs=samp[:, first:],
         lags=torch.tensor([s.lag for s in samples], dtype=torch.long),
+        off_policy=torch.tensor([s.off_policy for s in samples], dtype=torch.bool),
     )

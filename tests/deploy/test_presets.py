@@ -40,7 +40,7 @@ def test_webarena_lite_preset_has_paper_settings(path: Path):
     assert (cfg.rl.lr, cfg.rl.tasks_per_iteration, cfg.rl.kl_beta) == (1e-6, 16, 0.001)
     assert (cfg.model.max_context, cfg.inference.max_new_tokens) == (16384, 1024)
     assert cfg.rollout.thinking and cfg.rollout.max_turns == 15 and cfg.rollout.compression == "placeholder"
-    assert cfg.learner.max_grad_norm == 0.01 and cfg.learner.zero_stage == 3 and cfg.learner.warmup_steps == 0
+    assert cfg.learner.max_grad_norm == 0.01 and cfg.learner.zero_stage == 3 and cfg.rl.warmup_steps == 0
     assert cfg.model.dtype == "bfloat16" and cfg.model.gradient_checkpointing
     assert cfg.model.attn_implementation == "flash_attention_2" and cfg.inference.gpus_per_engine >= 1
     # every WebArena placeholder has a URL entry, so no task keeps a literal __SITE__ in its start URL

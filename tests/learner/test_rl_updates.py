@@ -1,0 +1,149 @@
+"""rl_step on a real DeepSpeed engine (CPU, ZeRO-0 so that accumulated gradients sit on p.grad) with a tiny Llama:
+several updates per batch, per-step KL, micro-batch accumulation, expert rows."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from common.config import load_config
+from common.records import Observation, Trajectory, TrajectoryGroup, Turn
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+
+
+def _turn(prompt: list[int], completion: list[int], expert: bool = False) -> Turn:
+    return Turn(
+        index=0,
+        observation=Observation(text="page"),
+        prompt_ids=prompt,
+        completion_ids=completion,
+        logprobs=[] if expert else [-1.0] * len(completion),
+    )
+
+
+def _group(task: int, base: int, source: str = "policy") -> TrajectoryGroup:
+    prompt = list(range(base, base + 30))
+    return TrajectoryGroup(
+        task_id=task,
+        trajectories=[
+            Trajectory(
+                task_id=task,
+                sample_idx=i,
+                turns=[_turn(prompt, [base + 100 + 10 * i, base + 101 + 10 * i], source == "expert")],
+                reward=float(i == 0),
+                source=source,
+            )
+            for i in range(2)
+        ],
+    )
+
+
+@pytest.fixture(scope="module")
+def learner(tiny_model_dir, tmp_path_factory):
+    from learner.actor import LearnerActor
+
+    cfg = load_config(
+        None,
+        [
+            f"logging.output_dir={tmp_path_factory.mktemp('rl_updates')}",
+            "learner.zero_stage=0",
+            "learner.resume=never",
+            "rl.lr=1e-3",
+            "rl.kl_beta=0",
+            "rl.updates_per_batch=2",
+            "rl.clip_eps=0.01",
+            "learner.max_grad_norm=1.0",
+        ],
+    )
+    actor = LearnerActor(cfg, model_path=tiny_model_dir)
+    actor.begin_rl()
+    yield actor
+    del actor
+
+
+def test_the_second_pass_has_ratios_off_one_and_the_clip_fires(learner):
+    m = learner.rl_step([_group(1, 100)])
+    assert len(m.ratio_steps) == 1 and m.ratio_steps[0] != pytest.approx(1.0, abs=1e-4)
+    assert m.clip_frac_steps[0] > 0 and m.clip_frac == m.clip_frac_steps[0]
+    # a clipped token carries no gradient: the second step's gradient is smaller (0 when every token clipped)
+    assert len(m.grad_norms) == 2 and m.grad_norms[0] > 0 and m.grad_norms[1] < m.grad_norms[0]
+    assert m.approx_kl_steps[0] > 0 and m.approx_kl_steps[1] == m.approx_kl > 0
+    assert len(m.entropy_steps) == 3 and m.entropy == m.entropy_steps[0] > 0
+
+
+def test_the_kl_of_a_step_at_lr_zero_is_zero(learner):
+    learner.scheduler.begin(0.0)
+    try:
+        still = learner.rl_step([_group(2, 300)])
+    finally:
+        learner.scheduler.begin(learner.cfg.rl.lr)
+    assert (
+        still.lr == 0.0
+        and still.grad_norms[0] > 0
+        and still.grad_norms[1] == pytest.approx(still.grad_norms[0])
+    )
+    assert still.approx_kl_steps == pytest.approx([0.0, 0.0], abs=1e-9)
+    assert still.ratio_steps == pytest.approx([1.0], abs=1e-6) and still.clip_frac == 0.0
+    moved = learner.rl_step([_group(2, 300)])
+    assert all(k > 1e-6 for k in moved.approx_kl_steps)
+
+
+def test_expert_rows_are_never_clipped(learner):
+    # the same crafted batch that clips as policy rows (above), now expert-played: the ratio moves, nothing clips
+    version = learner.state.weight_version
+    learner.state.weight_version = (
+        version + 3
+    )  # policy turns of version 0 would now lag; expert turns never do
+    try:
+        m = learner.rl_step([_group(3, 500, source="expert")])
+    finally:
+        learner.state.weight_version = version
+    assert m.expert_rows == 2 and m.lag_max == 0 and m.tis_weight_mean is None
+    assert m.ratio_steps[0] != pytest.approx(1.0, abs=1e-4) and m.clip_frac_steps == [0.0]
+    assert m.sampling_abs_diff is None  # no engine logprobs: no mismatch to report
+    on_policy = learner.rl_step([_group(4, 500)])
+    assert on_policy.clip_frac > 0
+
+
+def _gradient(learner, samples, token_budget: int) -> tuple[int, dict[str, torch.Tensor]]:
+    learner.cfg.learner.micro_batch_tokens = token_budget
+    batches = learner._my_batches(samples)
+    learner._rl_pass(batches, None, [None] * len(batches), kl_on=False)
+    grads = {}
+    for name, p in learner.engine.module.named_parameters():
+        grads[name] = p.grad.detach().clone()
+        p.grad = None
+    return len(batches), grads
+
+
+def test_gradient_over_micro_batches_equals_one_micro_batch(learner):
+    from learner.samples import rl_samples
+
+    groups = [_group(5, 700), _group(6, 760)]
+    groups[1].trajectories[0].turns[0].prompt_ids = list(range(760, 800))  # rows of different lengths
+    samples, _, _ = rl_samples(groups, 4096, 1e-6, keep_zero_advantage=False)
+    try:
+        n_one, one = _gradient(learner, samples, 10**6)
+        n_many, many = _gradient(learner, samples, 40)  # one row each
+    finally:
+        learner.cfg.learner.micro_batch_tokens = 4096
+    assert n_one == 1 and n_many == len(samples) == 4
+    for name, g in one.items():
+        # float32 sums in another order (and other padding): ~1e-5 of a tensor's largest entry
+        scale = float(g.abs().max())
+        assert scale > 0 and torch.allclose(many[name], g, rtol=1e-4, atol=1e-4 * scale), name
+
+
+def test_a_fresh_rl_phase_warms_up_over_rl_warmup_steps(learner):
+    done, learner.state.rl_steps = learner.state.rl_steps, 0  # a fresh RL phase
+    learner.cfg.rl.warmup_steps = 4
+    try:
+        learner.begin_rl()
+        assert learner.scheduler.get_last_lr()[0] == pytest.approx(1e-3 / 4)
+        m = learner.rl_step([_group(7, 900)])  # two optimizer steps: steps 1 and 2 of the warm-up
+        assert m.lr == pytest.approx(1e-3 * 3 / 4)
+    finally:
+        learner.cfg.rl.warmup_steps = 0
+        learner.state.rl_steps += done
+        learner.scheduler.begin(learner.cfg.rl.lr)
