@@ -306,8 +306,8 @@ class LearnerActor:
     def _rl_updates(self, batches: list[Batch], kl_on: bool, stats: StepStats) -> None:
         """`rl.updates_per_batch` (U) optimizer steps over `batches`, and how far each step moved the policy.
 
-        pi_old, the policy before this call, is taken once before any step: with U >= 2 recomputed under no_grad,
-        with U = 1 the detached logprobs of the one gradient pass (the same numbers, one forward fewer). Pass k
+        pi_old, the policy before this call, is the detached logprobs of the first gradient pass (no step has
+        happened yet, so they are the numbers a separate no-grad forward would give, one forward fewer). Pass k
         (k = 2..U) runs on the policy after k - 1 steps, so its ratios are off 1 and its clip can act; its detached
         logprobs give the KL to pi_old after step k - 1, and one no-grad forward after the last step gives the
         last. Into `stats`: the loss of the batch as it came, per-step KL / entropy / clip share / ratio / gradient
@@ -315,11 +315,8 @@ class LearnerActor:
         rl, temp = self.cfg.rl, self.cfg.inference.temperature
         with torch.no_grad():
             ref = [self._logprobs(self.ref, b, temp) for b in batches] if kl_on else [None] * len(batches)
-            old = (
-                [self._logprobs(self.engine, b, temp) for b in batches] if rl.updates_per_batch > 1 else None
-            )
-        passes = [self._rl_pass(batches, old, ref, kl_on)]
-        old = old if old is not None else passes[0].logprobs
+        passes = [self._rl_pass(batches, None, ref, kl_on)]
+        old = passes[0].logprobs
         norms = [self._optimizer_step()]
         for _ in range(1, rl.updates_per_batch):
             passes.append(self._rl_pass(batches, old, ref, kl_on))
@@ -352,8 +349,8 @@ class LearnerActor:
         self, batches: list[Batch], old: list[torch.Tensor] | None, ref: list[Any], kl_on: bool
     ) -> _Pass:
         """One gradient pass of the M-GRPO loss over `batches` (backward on each, the accumulation boundary on the
-        last; the optimizer step is the caller's). `old`: [B, K] pi_old per micro-batch, None = this pass's own
-        detached logprobs (the first pass of a single update); `ref`: [B, K] reference logprobs or None each."""
+        last; the optimizer step is the caller's). `old`: [B, K] pi_old per micro-batch, None = this pass.s own
+        detached logprobs (the first pass); `ref`: [B, K] reference logprobs or None each."""
         rl, temp = self.cfg.rl, self.cfg.inference.temperature
         lagged = any(bool((b.lags > 0).any()) for b in batches)
         out = _Pass()

@@ -32,8 +32,8 @@ the k3 estimator of both (exp(ref - logp) - (ref - logp) - 1), beta from config 
 
 Off-policy expert turns (`Trajectory.source == "expert"`, e.g. an expert-played member added to a group in which every
 policy episode failed): no engine sampled them, so they have no sampling logprobs and no pi_old of their own. Their
-pi_old is the learner's own policy before the update (the recomputed old logprobs with `rl.updates_per_batch >= 2`,
-the detached current ones with 1), so the ratio starts at 1 as for every other row. The ratio clip is not applied to
+pi_old is the learner's own policy before the update (the detached logprobs of the first pass, taken before any
+step), so the ratio starts at 1 as for every other row. The ratio clip is not applied to
 them on either side (the term is the plain r * A: the clip keeps the policy near the distribution that sampled the
 tokens, and no sampling distribution stands behind these), they get no truncated importance weight (weight 1, lag 0),
 and they are left out of the engine/learner logprob mismatch statistic. Otherwise they are ordinary rows: their
