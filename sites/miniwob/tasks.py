@@ -6,12 +6,14 @@
 
 A task config is one (task page, seed) pair: `miniwob: {task, seed}` tells the browser actor how to start it,
 `eval_types: ["miniwob"]` tells the reward actor to score the page's own reward, and `intent` is the instruction
-the page generates for that seed (read once from the page by `python -m sites.miniwob utterances`, stored in
-utterances.json; the browser actor checks it against the page at every reset).
+the page generates for that seed (read once from the pages by `python -m sites.miniwob utterances`, stored in
+utterances.json, one line per task; the browser actor checks it against the page at every reset).
 
-Seeds: train seeds are 0..19 and test seeds 100000..100004 for every task, so the splits never share a seed.
-Tasks whose problem space is tiny (click-test has one problem) show the same problem in both; the split is over
-seeds, as in BrowserGym, not over problems.
+Seeds: train seeds are 0..499 and test seeds 100000..100049 for every task, so the splits never share a seed; the
+gap between them leaves room to grow either split. Any seed outside the train range is held out:
+`seed_tasks` builds the configs of explicit seeds (`python -m rollout_workers.evaluate --seeds`), reading from
+the pages the instructions the stored table lacks. Tasks whose problem space is tiny (click-test has one problem)
+show the same problem in both; the split is over seeds, as in BrowserGym, not over problems.
 
 The subset (TASKS) holds the tasks that can be solved from a text observation with element actions. EXCLUDED says
 why each other task of the package is left out.
@@ -28,7 +30,9 @@ UTTERANCES = Path(__file__).with_name("utterances.json")
 SITE = "miniwob"
 PLACEHOLDER = "__MINIWOB__"
 SPLITS = ("train", "test")
-SEEDS = {"train": tuple(range(20)), "test": tuple(range(100_000, 100_005))}
+# Train and test seeds are far apart so that growing either split never makes them share a seed; every seed
+# outside the train range is held out (rollout_workers.evaluate --seeds takes any of them).
+SEEDS = {"train": tuple(range(500)), "test": tuple(range(100_000, 100_050))}
 
 # name -> what the agent does (one line each; the page's own instruction varies per seed)
 TASKS: dict[str, str] = {
