@@ -264,3 +264,18 @@ def test_a_turn_budget_sweep_evaluates_the_same_tasks_per_budget_and_plots_them(
     )
     ev.plot_turn_sweep(rows, tmp_path / "sweep.png", title="t")
     assert (tmp_path / "sweep.png").stat().st_size > 1000
+
+
+def test_evaluate_samples_a_split_but_max_tasks_0_plays_every_task(monkeypatch):
+    """`evaluate --seeds` passes max_tasks=0: every given (task, seed) is played, whatever eval.max_tasks says."""
+    from rollout_workers import evaluate as ev
+
+    worker, _ = _worker([Browser(), Browser()], overrides=["eval.max_tasks=1"])
+    import rollout_workers.group as group_mod
+
+    monkeypatch.setattr(group_mod, "ModelPolicy", lambda *a, **k: Scripted(["```stop [x]```"]))
+    tasks = [_task(1001), _task(2001)]
+    _, sampled = asyncio.run(ev.evaluate(worker, tasks, worker.cfg, progress=False))
+    _, every = asyncio.run(ev.evaluate(worker, tasks, worker.cfg, progress=False, max_tasks=0))
+    assert len(sampled) == 1
+    assert sorted(t.task_id for g in every for t in g.trajectories) == [1001, 2001]
