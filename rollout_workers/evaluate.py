@@ -3,6 +3,7 @@
     python -m rollout_workers.evaluate --config configs/cpu_demo.yaml [--checkpoint DIR] [--split test]
     python -m rollout_workers.evaluate --config ... --set rollout.max_turns=30   # test-time scaling: more turns
     python -m rollout_workers.evaluate --config ... --checkpoint DIR --turns 2,4,8,16   # a sweep and its plot
+    python -m rollout_workers.evaluate --config configs/miniwob_cpu.yaml --seeds 100000-100019,100100
 
 Runs every task of the split (or a sample of `eval.max_tasks` of them, stratified by template) with
 `eval.samples_per_task` episodes each, at `inference.eval_temperature`, through the same rollout path as training.
@@ -11,6 +12,14 @@ Success carries a 95% Wilson interval and a per-template breakdown.
 `--turns` sweeps the turn budget (the paper's test-time scaling analysis): the same task sample is evaluated once
 per budget, and success against turns (with intervals) goes to `turn_sweep.json` and `turn_sweep.png` in the run
 folder. The engines, browsers and reward actors stay up across the sweep.
+
+`--seeds` (a config with `environment.kind: miniwob` only) evaluates those seeds of `environment.miniwob_tasks`
+instead of a split (and instead of any `environment.test_tasks` file): comma-separated seeds and inclusive ranges,
+any seed outside the train range (0..499), in the stored instruction table or not. The instructions the table
+lacks are read from the pages before Ray starts (`sites.miniwob.tasks.seed_tasks`, one page per task), and every
+(task, seed) is evaluated (`eval.max_tasks` samples splits only). A train seed, a malformed list, or --seeds with
+another environment prints one line saying what is wrong and what is valid, and exits 2, before anything starts.
+Trajectories go to `eval_seeds.jsonl` (`eval_seeds_<n>turns.jsonl` in a sweep).
 """
 
 from __future__ import annotations
@@ -61,12 +70,14 @@ async def evaluate(
     progress: bool = True,
     max_turns: int | None = None,
     sampled: bool = False,
+    max_tasks: int | None = None,
 ) -> tuple[RolloutSummary, list[TrajectoryGroup]]:
     """`eval.samples_per_task` episodes of each task at `inference.eval_temperature` (a stratified sample of
-    `eval.max_tasks`; the same sample in every evaluation of a run, so before / after numbers compare the same
-    episodes), with `max_turns` turns (default rollout.max_turns). `sampled`: `eval.sampled_per_task` episodes per
-    task at the training temperature instead."""
-    tasks = stratified_sample(tasks, cfg.eval.max_tasks, cfg.seed)
+    `max_tasks`, default `eval.max_tasks`, 0 = all; the same sample in every evaluation of a run, so before / after
+    numbers compare the same episodes), with `max_turns` turns (default rollout.max_turns). `sampled`:
+    `eval.sampled_per_task` episodes per task at the training temperature instead."""
+    n = cfg.eval.max_tasks if max_tasks is None else max_tasks
+    tasks = stratified_sample(tasks, n, cfg.seed)
     bar = None
     if progress:
         from tqdm import tqdm
@@ -87,15 +98,27 @@ async def evaluate(
 
 
 async def turn_sweep(
-    worker: Any, tasks: list[Task], cfg: TrainConfig, budgets: list[int], *, progress: bool = True
+    worker: Any,
+    tasks: list[Task],
+    cfg: TrainConfig,
+    budgets: list[int],
+    *,
+    progress: bool = True,
+    max_tasks: int | None = None,
 ) -> tuple[list[dict[str, Any]], dict[int, list[TrajectoryGroup]]]:
-    """Success per turn budget on the same task sample: one row per budget (the turns and that evaluation's
-    `RolloutSummary` fields: success, its 95% interval, episodes, mean turns used, seconds, ...) and the groups of
-    each."""
+    """Success per turn budget on the same task sample (`max_tasks` as in `evaluate`): one row per budget (the
+    turns and that evaluation's `RolloutSummary` fields: success, its 95% interval, episodes, mean turns used,
+    seconds, ...) and the groups of each."""
     rows, groups = [], {}
     for turns in budgets:
         summary, got = await evaluate(
-            worker, tasks, cfg, label=f"{turns} turns", progress=progress, max_turns=turns
+            worker,
+            tasks,
+            cfg,
+            label=f"{turns} turns",
+            progress=progress,
+            max_turns=turns,
+            max_tasks=max_tasks,
         )
         groups[turns] = got
         rows.append({"turns": turns, **summary.to_json()})
@@ -128,6 +151,25 @@ def plot_turn_sweep(rows: list[dict[str, Any]], path: Any, title: str = "") -> N
     plt.close(fig)
 
 
+def explicit_seed_tasks(cfg: TrainConfig, text: str) -> list[Task]:
+    """The MiniWoB++ tasks of `--seeds` (placeholders unfilled). ValueError saying what is wrong and what is valid
+    for another environment, a malformed list, a train seed, or an unknown task name."""
+    kind = cfg.environment.kind
+    if kind != "miniwob":
+        raise ValueError(
+            f"--seeds needs a config with environment.kind: miniwob (this one has {kind}); "
+            "other environments are evaluated by --split"
+        )
+    from sites.miniwob.tasks import check_held_out, parse_seeds, seed_tasks
+
+    try:
+        seeds = parse_seeds(text)
+        check_held_out(seeds)
+    except ValueError as e:
+        raise ValueError(f"--seeds {text}: {e}") from None
+    return seed_tasks(seeds, cfg.environment.miniwob_tasks or None)
+
+
 def main(argv: list[str] | None = None) -> int:
     from rollout_workers.stack import Stack, ensure_dir, init_ray
 
@@ -136,17 +178,37 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--checkpoint", help="model folder to evaluate (default: model.path)")
     p.add_argument("--split", default="test", choices=["train", "test"])
     p.add_argument("--turns", help="comma-separated turn budgets to sweep, e.g. 2,4,8,16 (test-time scaling)")
+    p.add_argument(
+        "--seeds",
+        help="MiniWoB++ only: held-out seeds to evaluate instead of --split, e.g. 100000-100019,100100",
+    )
     args = p.parse_args(argv)
     cfg = load_config(args.config, args.set)
     budgets = [int(x) for x in args.turns.split(",")] if args.turns else []
     if any(b < 1 for b in budgets):
         p.error(f"--turns needs budgets >= 1, got {args.turns}")
+    explicit = None
+    if args.seeds is not None:
+        try:
+            explicit = explicit_seed_tasks(cfg, args.seeds)
+        except ValueError as e:  # one line, before Ray: a typo should not cost an engine start
+            print(f"{p.prog}: {e}", file=sys.stderr)
+            return 2
+    # Explicit seeds are evaluated every one; a split is sampled to eval.max_tasks.
+    label, max_tasks = ("seeds", 0) if explicit is not None else (args.split, None)
     init_ray(cfg)
     stack = Stack(cfg).start(args.checkpoint)
+    try:
+        tasks = stack.prepare(explicit, "--seeds tasks") if explicit is not None else stack.tasks(args.split)
+    except BaseException:
+        stack.close()
+        raise
     if budgets:
         try:
             rows, by_turns = asyncio.run(
-                turn_sweep(stack.worker, stack.tasks(args.split), cfg, budgets, progress=cfg.logging.progress)
+                turn_sweep(
+                    stack.worker, tasks, cfg, budgets, progress=cfg.logging.progress, max_tasks=max_tasks
+                )
             )
         finally:
             stack.close()
@@ -154,13 +216,13 @@ def main(argv: list[str] | None = None) -> int:
         for turns, groups in by_turns.items():
             dump_jsonl(
                 [t for g in groups for t in g.trajectories],
-                str(out / f"eval_{args.split}_{turns}turns.jsonl"),
+                str(out / f"eval_{label}_{turns}turns.jsonl"),
             )
         what = args.checkpoint or cfg.model_path
         (out / "turn_sweep.json").write_text(
             json.dumps({"checkpoint": what, "rows": rows}, indent=1, default=str)
         )
-        plot_turn_sweep(rows, out / "turn_sweep.png", title=f"{Path(str(what)).name} on {args.split}")
+        plot_turn_sweep(rows, out / "turn_sweep.png", title=f"{Path(str(what)).name} on {label}")
         for r in rows:
             ci = r["success_ci95"] or [float("nan")] * 2
             print(
@@ -171,13 +233,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         summary, groups = asyncio.run(
             evaluate(
-                stack.worker, stack.tasks(args.split), cfg, label=args.split, progress=cfg.logging.progress
+                stack.worker, tasks, cfg, label=label, progress=cfg.logging.progress, max_tasks=max_tasks
             )
         )
     finally:
         stack.close()
     out = ensure_dir(cfg.output_dir)
-    dump_jsonl([t for g in groups for t in g.trajectories], str(out / f"eval_{args.split}.jsonl"))
+    dump_jsonl([t for g in groups for t in g.trajectories], str(out / f"eval_{label}.jsonl"))
     print(f"success: {summary.success}")
     for site, rate in summary.success_by_site.items():
         print(f"  {site:16s} {rate:.3f}")

@@ -95,6 +95,7 @@ class Stack:
             raise ValueError("environment.urls is empty: set the site URLs (see deploy/README.md)")
 
     def tasks(self, split: str) -> list[Task]:
+        """The split's tasks: from `environment.{split}_tasks` when set, else the environment's own list."""
         env = self.cfg.environment
         path = env.train_tasks if split == "train" else env.test_tasks
         if path:
@@ -111,10 +112,16 @@ class Stack:
             tasks = load_miniwob(split, env.miniwob_tasks or None)
         else:
             raise ValueError(f"environment.{split}_tasks is required for environment.kind=webarena")
-        if env.sites:
-            tasks = [t for t in tasks if t.sites and t.sites[0] in env.sites]
+        return self.prepare(tasks, f"{split} tasks")
+
+    def prepare(self, tasks: list[Task], what: str = "tasks") -> list[Task]:
+        """Tasks ready for this run: those of `environment.sites`, placeholders filled with this stack's URLs. Also
+        the way in for task lists built elsewhere (the evaluator's explicit MiniWoB++ seeds, `--seeds`)."""
+        sites = self.cfg.environment.sites
+        if sites:
+            tasks = [t for t in tasks if t.sites and t.sites[0] in sites]
         if not tasks:
-            raise ValueError(f"no {split} tasks left (environment.sites={env.sites})")
+            raise ValueError(f"no {what} left (environment.sites={sites})")
         return [t.with_urls(self.urls) for t in tasks]
 
     # --- model side ----------------------------------------------------------------------------------------

@@ -7,8 +7,9 @@ same browser actors, rollout workers, reward actor and learner as the bundled si
     python -m learner.train --config configs/miniwob_cpu.yaml  # BC then M-GRPO (make demo-miniwob)
 
 Modules: `server` (threaded static server), `tasks` (the documented subset, excluded tasks with reasons, seed
-splits, configs), `experts` (+ `expert_kit`, `solvers_*`: scripted experts), `play` (expert episodes for tests and
-the success-rate report). The in-page episode protocol (seed, start, reward) is `browser_actors/miniwob.py`; the
-reward check is `reward.checks.miniwob` (eval type `miniwob`). With `environment.kind: miniwob` the run stack
-starts the server and loads the split (`environment.miniwob_tasks` picks tasks).
+splits, configs, explicit held-out seeds), `instructions` (each seed's instruction read from the pages), `experts`
+(+ `expert_kit`, `solvers_*`: scripted experts), `play` (expert episodes for tests and the success-rate report).
+The in-page episode protocol (seed, start, reward) is `browser_actors/miniwob.py`; the reward check is
+`reward.checks.miniwob` (eval type `miniwob`). With `environment.kind: miniwob` the run stack starts the server and
+loads the split (`environment.miniwob_tasks` picks tasks).
 """

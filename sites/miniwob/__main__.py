@@ -5,16 +5,18 @@
     python -m sites.miniwob utterances [--check]              # (re)read every task's instruction per seed
     python -m sites.miniwob experts [--split train] [--seeds 20] [--tasks a,b]   # each expert's success rate
 
-`utterances` opens every (task, seed) of both splits in one headless Chromium (a few pages at a time), starts the
-episode exactly as the browser actor does, and writes the instruction table that task configs take their intent
-from (sites/miniwob/utterances.json); `--check` compares with the stored table instead and fails on a difference.
+`utterances` reads every (task, seed) of both splits in one headless Chromium (sites/miniwob/instructions.py: one page
+per task, a few tasks at a time, each seed started by the browser actor's own start routine) and writes the instruction
+table that task configs take their intent from (sites/miniwob/utterances.json, one line per task); `--check` reads
+the same and compares with the stored table instead, plus `--fresh` random seeds per task read one freshly loaded page
+each, as the browser actor resets (a sample: every seed fresh takes a page load each), and fails on a difference.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
+import random
 import sys
 import time
 from typing import Any
@@ -48,64 +50,55 @@ def _tasks(args: argparse.Namespace) -> int:
     return 0
 
 
-async def read_utterances(
-    pairs: list[tuple[str, int]], url: str, parallel: int = 4
-) -> dict[str, dict[str, str]]:
-    """task -> seed -> instruction, read from the served pages by the browser actor's own start routine."""
-    from playwright.async_api import async_playwright
+def write_table(table: dict[str, dict[str, str]], path: Any) -> None:
+    """The instruction table as JSON with one line per task (task -> {seed: instruction}): about 2 MB for 60 tasks x
+    550 seeds, where an indented layout took a line per seed."""
+    lines = [
+        f"{json.dumps(n)}: {json.dumps(seeds, ensure_ascii=False, separators=(',', ':'))}"
+        for n, seeds in table.items()
+    ]
+    path.write_text("{\n" + ",\n".join(lines) + "\n}\n", encoding="utf-8")
 
-    from browser_actors import miniwob as MW
-    from browser_actors.runtime import CHROMIUM_ARGS, chromium_executable
-    from common.tasks import MiniwobSpec
 
-    out: dict[str, dict[str, str]] = {}
-    queue: asyncio.Queue[tuple[str, int]] = asyncio.Queue()
-    for p in pairs:
-        queue.put_nowait(p)
-
-    async def worker(browser: Any) -> None:
-        context = await browser.new_context()
-        page = await context.new_page()
-        while not queue.empty():
-            name, seed = queue.get_nowait()
-            await page.goto(f"{url}/miniwob/{name}.html")
-            text = await MW.start(page, MiniwobSpec(task=name, seed=seed), timeout_s=30)
-            out.setdefault(name, {})[str(seed)] = text
-        await context.close()
-
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=chromium_executable(), args=CHROMIUM_ARGS)
-        await asyncio.gather(*(worker(browser) for _ in range(parallel)))
-        await browser.close()
-    return {
-        name: dict(sorted(seeds.items(), key=lambda kv: int(kv[0]))) for name, seeds in sorted(out.items())
-    }
+def _differences(stored: dict[str, dict[str, str]], read: dict[str, dict[str, str]], how: str) -> int:
+    """Prints the first differences between the stored table and `read` (what `how` read); returns their count."""
+    diffs = [
+        (n, s, stored.get(n, {}).get(s), u)
+        for n, seeds in read.items()
+        for s, u in seeds.items()
+        if stored.get(n, {}).get(s) != u
+    ]
+    for n, s, old, new in diffs[:20]:
+        print(f"{n} seed {s}: stored {old!r}, {how} {new!r}", file=sys.stderr)
+    print(f"{how}: {sum(map(len, read.values()))} instructions, {len(diffs)} difference(s)", file=sys.stderr)
+    return len(diffs)
 
 
 def _utterances(args: argparse.Namespace) -> int:
+    from sites.miniwob.instructions import read_instructions
     from sites.miniwob.server import MiniwobServer
     from sites.miniwob.tasks import SEEDS, TASKS, UTTERANCES
 
-    pairs = [(n, s) for n in TASKS for split in SEEDS for s in SEEDS[split]]
-    t0 = time.perf_counter()
+    wanted = {n: [s for split in SEEDS for s in SEEDS[split]] for n in TASKS}
     with MiniwobServer() as srv:
-        table = asyncio.run(read_utterances(pairs, srv.url, args.parallel))
-    print(f"read {len(pairs)} instructions in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
-    if args.check:
-        stored = json.loads(UTTERANCES.read_text(encoding="utf-8"))
-        diffs = [
-            (n, s, stored.get(n, {}).get(s), u)
-            for n, seeds in table.items()
-            for s, u in seeds.items()
-            if stored.get(n, {}).get(s) != u
-        ]
-        for n, s, old, new in diffs[:20]:
-            print(f"{n} seed {s}: stored {old!r}, page {new!r}", file=sys.stderr)
-        print(f"{len(diffs)} difference(s)", file=sys.stderr)
-        return 1 if diffs else 0
-    UTTERANCES.write_text(json.dumps(table, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"wrote {UTTERANCES}", file=sys.stderr)
-    return 0
+        t0 = time.perf_counter()
+        table = read_instructions(wanted, url=srv.url, parallel=args.parallel)
+        print(
+            f"read {sum(map(len, table.values()))} instructions in {time.perf_counter() - t0:.0f} s",
+            file=sys.stderr,
+        )
+        if not args.check:
+            write_table(table, UTTERANCES)
+            print(f"wrote {UTTERANCES} ({UTTERANCES.stat().st_size / 1e6:.1f} MB)", file=sys.stderr)
+            return 0
+        # The fast path reuses one page per task; a sample of seeds read on fresh pages (what the browser actor
+        # does at every reset) checks that reuse changed no instruction.
+        rng = random.Random(args.seed)
+        sample = {n: rng.sample(seeds, min(args.fresh, len(seeds))) for n, seeds in wanted.items()}
+        fresh = read_instructions(sample, url=srv.url, parallel=args.parallel, fresh=True)
+    stored = json.loads(UTTERANCES.read_text(encoding="utf-8"))
+    n = _differences(stored, table, "page (one page per task)") + _differences(stored, fresh, "fresh page")
+    return 1 if n else 0
 
 
 def _experts(args: argparse.Namespace) -> int:
@@ -146,6 +139,10 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(func=_tasks)
     p = sub.add_parser("utterances", help="read every task's instruction per seed from the pages")
     p.add_argument("--check", action="store_true", help="compare with the stored table, write nothing")
+    p.add_argument(
+        "--fresh", type=int, default=3, help="with --check: seeds per task also read on fresh pages"
+    )
+    p.add_argument("--seed", type=int, default=0, help="with --check: seed of the fresh-page sample")
     p.add_argument("--parallel", type=int, default=4, help="pages read at once")
     p.set_defaults(func=_utterances)
     p = sub.add_parser("experts", help="play each expert on its task's seeds and print its success rate")

@@ -6,12 +6,14 @@
 
 A task config is one (task page, seed) pair: `miniwob: {task, seed}` tells the browser actor how to start it,
 `eval_types: ["miniwob"]` tells the reward actor to score the page's own reward, and `intent` is the instruction
-the page generates for that seed (read once from the page by `python -m sites.miniwob utterances`, stored in
-utterances.json; the browser actor checks it against the page at every reset).
+the page generates for that seed (read once from the pages by `python -m sites.miniwob utterances`, stored in
+utterances.json, one line per task; the browser actor checks it against the page at every reset).
 
-Seeds: train seeds are 0..19 and test seeds 100000..100004 for every task, so the splits never share a seed.
-Tasks whose problem space is tiny (click-test has one problem) show the same problem in both; the split is over
-seeds, as in BrowserGym, not over problems.
+Seeds: train seeds are 0..499 and test seeds 100000..100049 for every task, so the splits never share a seed; the
+gap between them leaves room to grow either split. Any seed outside the train range is held out:
+`seed_tasks` builds the configs of explicit seeds (`python -m rollout_workers.evaluate --seeds`), reading from
+the pages the instructions the stored table lacks. Tasks whose problem space is tiny (click-test has one problem)
+show the same problem in both; the split is over seeds, as in BrowserGym, not over problems.
 
 The subset (TASKS) holds the tasks that can be solved from a text observation with element actions. EXCLUDED says
 why each other task of the package is left out.
@@ -20,6 +22,7 @@ why each other task of the package is left out.
 from __future__ import annotations
 
 import json
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -28,7 +31,13 @@ UTTERANCES = Path(__file__).with_name("utterances.json")
 SITE = "miniwob"
 PLACEHOLDER = "__MINIWOB__"
 SPLITS = ("train", "test")
-SEEDS = {"train": tuple(range(20)), "test": tuple(range(100_000, 100_005))}
+# Train and test seeds are far apart so that growing either split never makes them share a seed; every seed
+# outside the train range is held out (rollout_workers.evaluate --seeds takes any of them).
+SEEDS = {"train": tuple(range(500)), "test": tuple(range(100_000, 100_050))}
+# The page compares the seed it was started with, and JavaScript numbers hold integers exactly up to 2**53 - 1.
+MAX_SEED = 2**53 - 1
+# An explicit seed list is read (and evaluated) seed by seed: a typo like 100000-1000000 should fail, not run.
+MAX_EXPLICIT_SEEDS = 10_000
 
 # name -> what the agent does (one line each; the page's own instruction varies per seed)
 TASKS: dict[str, str] = {
@@ -216,11 +225,8 @@ def config(name: str, seed: int, intent: str) -> dict[str, Any]:
     }
 
 
-def split_configs(split: str, names: list[str] | None = None) -> list[dict[str, Any]]:
-    """Configs of one split, seed by seed then task by task (so `eval.max_tasks` keeps every task), `names`
-    selecting tasks (default: all of TASKS)."""
-    if split not in SPLITS:
-        raise ValueError(f"unknown split {split!r}; expected one of {', '.join(SPLITS)}")
+def _checked_names(names: list[str] | None) -> list[str]:
+    """`names` (default: all of TASKS), refused with each unknown name's reason."""
     names = list(names) if names else list(TASKS)
     unknown = [n for n in names if n not in TASKS]
     if unknown:
@@ -228,9 +234,13 @@ def split_configs(split: str, names: list[str] | None = None) -> list[dict[str, 
             f"{n}: {EXCLUDED[n]}" if n in EXCLUDED else f"{n}: not a MiniWoB++ task" for n in unknown
         )
         raise ValueError(f"not in the MiniWoB++ task list: {why}")
-    table = utterances()
+    return names
+
+
+def _configs(seeds: list[int], names: list[str], table: dict[str, dict[str, str]]) -> list[dict[str, Any]]:
+    """Configs seed by seed then task by task (so `eval.max_tasks` keeps every task), intents from `table`."""
     out = []
-    for seed in SEEDS[split]:
+    for seed in seeds:
         for name in names:
             intent = table.get(name, {}).get(str(seed))
             if intent is None:
@@ -239,8 +249,73 @@ def split_configs(split: str, names: list[str] | None = None) -> list[dict[str, 
     return out
 
 
+def split_configs(split: str, names: list[str] | None = None) -> list[dict[str, Any]]:
+    """Configs of one split, seed by seed then task by task, `names` selecting tasks (default: all of TASKS)."""
+    if split not in SPLITS:
+        raise ValueError(f"unknown split {split!r}; expected one of {', '.join(SPLITS)}")
+    return _configs(list(SEEDS[split]), _checked_names(names), utterances())
+
+
+def parse_seeds(text: str) -> list[int]:
+    """Seeds from comma-separated integers and inclusive ranges, e.g. "100000-100019,100100", in the order given,
+    a repeated seed once. ValueError naming the part that is not a seed or a range."""
+    out: dict[int, None] = {}
+    for part in text.split(","):
+        m = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", part)
+        lo, hi = (int(m[1]), int(m[2] or m[1])) if m else (0, -1)
+        if not m or hi < lo or hi > MAX_SEED:
+            raise ValueError(
+                f"{part.strip()!r} is not a seed or a range: expected comma-separated integers 0..{MAX_SEED} "
+                "and ranges LOW-HIGH with LOW <= HIGH, e.g. 100000-100019,100100"
+            )
+        if len(out) + hi - lo + 1 > MAX_EXPLICIT_SEEDS:
+            raise ValueError(f"{text!r} names more than {MAX_EXPLICIT_SEEDS} seeds, the most one run takes")
+        out.update(dict.fromkeys(range(lo, hi + 1)))
+    return list(out)
+
+
+def check_held_out(seeds: list[int]) -> None:
+    """ValueError naming the seeds of `seeds` that are train seeds: an evaluation on them is not held out."""
+    train = SEEDS["train"]
+    inside = [s for s in seeds if train[0] <= s <= train[-1]]
+    if inside:
+        shown = ", ".join(map(str, inside[:5])) + (f" and {len(inside) - 5} more" if len(inside) > 5 else "")
+        raise ValueError(
+            f"{shown} {'is a train seed' if len(inside) == 1 else 'are train seeds'} (train is "
+            f"{train[0]}..{train[-1]}); any seed outside it is held out, e.g. the test seeds "
+            f"{SEEDS['test'][0]}-{SEEDS['test'][-1]}"
+        )
+
+
+def seed_configs(
+    seeds: list[int], names: list[str] | None = None, url: str | None = None
+) -> list[dict[str, Any]]:
+    """Configs of explicit held-out seeds (any outside the train range), seed by seed then task by task. The
+    instructions the stored table lacks are read from the pages now (`sites.miniwob.instructions`, on the server
+    at `url`, or one started for the call)."""
+    check_held_out(seeds)
+    names = _checked_names(names)
+    stored = utterances()
+    missing = {n: [s for s in seeds if str(s) not in stored.get(n, {})] for n in names}
+    missing = {n: s for n, s in missing.items() if s}
+    table = {n: dict(stored.get(n, {})) for n in names}
+    if missing:
+        from sites.miniwob.instructions import read_instructions
+
+        for n, got in read_instructions(missing, url=url).items():
+            table[n].update(got)
+    return _configs(seeds, names, table)
+
+
 def load_split(split: str, names: list[str] | None = None) -> list[Any]:
     """The tasks of a split as `common.tasks.Task` objects (placeholders unfilled). Called by the run stack."""
     from common.tasks import Task
 
     return [Task.model_validate(c) for c in split_configs(split, names)]
+
+
+def seed_tasks(seeds: list[int], names: list[str] | None = None, url: str | None = None) -> list[Any]:
+    """`seed_configs` as `common.tasks.Task` objects (placeholders unfilled). Called by the evaluator's --seeds."""
+    from common.tasks import Task
+
+    return [Task.model_validate(c) for c in seed_configs(seeds, names, url)]

@@ -313,3 +313,18 @@ def test_an_all_failed_group_gets_one_expert_member_whose_prompts_equal_the_mode
     assert members[2].turns[0].prompt_ids == members[0].turns[0].prompt_ids == members[1].turns[0].prompt_ids
     assert members[2].turns[0].completion_text == "```stop [x]```" and members[2].turns[0].logprobs == []
     assert draws.train == [group] and (draws.expert_members, draws.expert_solved) == (1, 1)
+
+
+def test_evaluate_samples_a_split_but_max_tasks_0_plays_every_task(monkeypatch):
+    """`evaluate --seeds` passes max_tasks=0: every given (task, seed) is played, whatever eval.max_tasks says."""
+    from rollout_workers import evaluate as ev
+
+    worker, _ = _worker([Browser(), Browser()], overrides=["eval.max_tasks=1"])
+    import rollout_workers.group as group_mod
+
+    monkeypatch.setattr(group_mod, "ModelPolicy", lambda *a, **k: Scripted(["```stop [x]```"]))
+    tasks = [_task(1001), _task(2001)]
+    _, sampled = asyncio.run(ev.evaluate(worker, tasks, worker.cfg, progress=False))
+    _, every = asyncio.run(ev.evaluate(worker, tasks, worker.cfg, progress=False, max_tasks=0))
+    assert len(sampled) == 1
+    assert sorted(t.task_id for g in every for t in g.trajectories) == [1001, 2001]

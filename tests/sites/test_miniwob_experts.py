@@ -1,6 +1,6 @@
 """Every MiniWoB++ expert solves its task in real Chromium through BrowserActor, scored by the page's reward.
 
-A sample of held-out seeds: expert i plays test seed i mod 5, so the file covers all five seeds in one pass
+A sample of held-out seeds: expert i plays test seed i mod 50, so each expert plays a different seed in one pass
 (one browser, about a minute on 2 cores). `python -m sites.miniwob experts --seeds 20` reports the full rates.
 """
 

@@ -15,7 +15,17 @@ from reward.plan import MiniwobStep, PlanError, build_plan
 from rollout_workers.stack import Stack
 from sites.miniwob.__main__ import main as cli
 from sites.miniwob.server import html_root
-from sites.miniwob.tasks import EXCLUDED, SEEDS, TASKS, load_split, split_configs, utterances
+from sites.miniwob.tasks import (
+    EXCLUDED,
+    SEEDS,
+    TASKS,
+    check_held_out,
+    load_split,
+    parse_seeds,
+    seed_configs,
+    split_configs,
+    utterances,
+)
 
 
 def test_every_package_task_is_listed_or_excluded_with_a_reason():
@@ -26,6 +36,7 @@ def test_every_package_task_is_listed_or_excluded_with_a_reason():
 
 
 def test_splits_share_no_seed_and_every_config_loads():
+    assert SEEDS["train"] == tuple(range(500)) and SEEDS["test"] == tuple(range(100_000, 100_050))
     assert not set(SEEDS["train"]) & set(SEEDS["test"])
     train, test = load_split("train"), load_split("test")
     assert len(train) == len(TASKS) * len(SEEDS["train"]) and len(test) == len(TASKS) * len(SEEDS["test"])
@@ -33,7 +44,9 @@ def test_splits_share_no_seed_and_every_config_loads():
     for t in train + test:
         assert t.miniwob is not None and t.intent and t.eval.eval_types == ["miniwob"]
         assert t.start_url == f"__MINIWOB__/miniwob/{t.miniwob.task}.html" and t.sites == ["miniwob"]
-    assert set(utterances()) == set(TASKS)
+    table = utterances()
+    assert set(table) == set(TASKS)
+    assert all(set(table[n]) == {str(s) for split in SEEDS for s in SEEDS[split]} for n in TASKS)
 
 
 def test_a_split_is_written_as_webarena_json(tmp_path: Path):
@@ -96,3 +109,31 @@ def test_stack_serves_miniwob_and_loads_the_chosen_tasks():
     finally:
         stack.close()
     assert stack.miniwob is None
+
+
+def test_seed_lists_parse_seeds_and_ranges_in_order_once():
+    assert parse_seeds("100000-100003, 100100,100001") == [100000, 100001, 100002, 100003, 100100]
+    assert parse_seeds("7") == [7]
+    for bad in ("10-a", "", "1,,2", "5-3", "-5", "1.5", f"{2**53}"):
+        with pytest.raises(ValueError, match="is not a seed or a range: expected comma-separated integers"):
+            parse_seeds(bad)
+    with pytest.raises(ValueError, match="more than 10000 seeds"):
+        parse_seeds("100000-999999")
+
+
+def test_train_seeds_are_refused_and_stored_held_out_seeds_need_no_page():
+    with pytest.raises(ValueError, match=r"0, 499 are train seeds \(train is 0..499\).*100000-100049"):
+        check_held_out([0, 100_000, 499])
+    check_held_out([500, 100_000, 10**9])  # outside the train range: held out, stored or not
+    with pytest.raises(ValueError, match="7 is a train seed"):
+        seed_configs([7], ["click-button"])
+    configs = seed_configs(
+        [100_049, 100_000], ["click-button", "enter-text"]
+    )  # both in the table: no browser
+    table = utterances()
+    assert [c["task_id"] for c in configs] == [
+        f"miniwob.{n}.{s}" for s in (100_049, 100_000) for n in ("click-button", "enter-text")
+    ]
+    assert all(c["intent"] == table[c["miniwob"]["task"]][str(c["miniwob"]["seed"])] for c in configs)
+    with pytest.raises(ValueError, match="drag-box: needs a mouse drag"):
+        seed_configs([100_000], ["drag-box"])
