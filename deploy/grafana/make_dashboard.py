@@ -85,6 +85,27 @@ ROWS: list[tuple[str, list[tuple[str, str, str, str, list[tuple[str, str]]]]]] =
                 "timeseries",
                 [(f"max({_q('webagent_zero_variance_group_share')})", "share")],
             ),
+            (
+                "RL groups per minute: kept and dropped",
+                "Groups drawn by RL iterations: kept for the update (mixed outcomes under dynamic sampling) or "
+                "dropped (all-equal rewards, or failed). Mostly dropped means the tasks are too easy or too hard.",
+                "none",
+                "timeseries",
+                [(f"sum by (fate) (rate({_q('webagent_rl_groups_total')}[5m])) * 60", "{{fate}}")],
+            ),
+            (
+                "Expert members per minute",
+                "Expert episodes played into all-failed groups (rl.expert_guidance), by outcome: a success makes "
+                "the group trainable.",
+                "none",
+                "timeseries",
+                [
+                    (
+                        f"sum by (outcome) (rate({_q('webagent_rl_expert_members_total')}[5m])) * 60",
+                        "{{outcome}}",
+                    )
+                ],
+            ),
         ],
     ),
     (

@@ -44,27 +44,29 @@ class Worker:
     def __init__(self, engine: Engine):
         self.engine, self.made = engine, []
 
-    async def run_groups(self, tasks, group_size, iteration=0, **_):
-        for task in tasks:
-            trajs = []
-            for k in range(group_size):
-                turns = []
-                for i in range(3):
-                    await asyncio.sleep(0.01)
-                    turns.append(
-                        Turn(
-                            index=i,
-                            observation=Observation(text="p"),
-                            prompt_ids=[1, 2, 3],
-                            completion_ids=[4, 5],
-                            logprobs=[-0.5, -0.5],
-                            weight_version=self.engine.version,
-                        )
+    def parallel_groups(self, group_size):
+        return 1  # one group at a time, as a pool of group_size browsers runs them
+
+    async def run_group(self, task, group_size, *, iteration=0, **_):
+        trajs = []
+        for k in range(group_size):
+            turns = []
+            for i in range(3):
+                await asyncio.sleep(0.01)
+                turns.append(
+                    Turn(
+                        index=i,
+                        observation=Observation(text="p"),
+                        prompt_ids=[1, 2, 3],
+                        completion_ids=[4, 5],
+                        logprobs=[-0.5, -0.5],
+                        weight_version=self.engine.version,
                     )
-                trajs.append(Trajectory(task_id=task.task_id, sample_idx=k, turns=turns, reward=float(k % 2)))
-            group = TrajectoryGroup(task_id=task.task_id, trajectories=trajs, iteration=iteration)
-            self.made.append(group)
-            yield group
+                )
+            trajs.append(Trajectory(task_id=task.task_id, sample_idx=k, turns=turns, reward=float(k % 2)))
+        group = TrajectoryGroup(task_id=task.task_id, trajectories=trajs, iteration=iteration)
+        self.made.append(group)
+        return group
 
 
 class Learner:
@@ -124,6 +126,7 @@ def _run(tmp_path, overlap: bool):
     engine = Engine()
     run = Run.__new__(Run)
     run.cfg, run.out, run.iteration, run.history, run.bc_checkpoint = cfg, tmp_path, 0, [], None
+    run._last_log = 0.0
     run.stack, run.metrics, run.learner = Stack(Worker(engine)), RayMetrics(enabled=False), Learner(engine)
     asyncio.run(run.phase_rl())
     return run
