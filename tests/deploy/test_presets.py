@@ -64,3 +64,16 @@ def test_preset_env_vars_are_documented():
     for path in GPU_PRESETS:
         for var in set(re.findall(r"\$\{([A-Z0-9_]+)\}", path.read_text())) - internal:
             assert var in readme, f"{path.name} reads ${{{var}}}, which deploy/README.md does not mention"
+
+
+def test_train_miniwob_covers_every_task_with_an_expert_and_the_demo_pairs_120_episodes():
+    from common.config import load_config
+    from sites.miniwob.experts import SOLVERS
+    from sites.miniwob.tasks import TASKS
+
+    train = load_config("configs/miniwob_train.yaml")
+    assert sorted(train.environment.miniwob_tasks) == sorted(t for t in TASKS if t in SOLVERS)
+    demo = load_config("configs/miniwob_cpu.yaml")
+    # the after-BC and after-RL evaluations play the same held-out episodes, at least 120 of them
+    assert demo.eval.max_tasks * demo.eval.samples_per_task >= 120
+    assert {"after_bc", "after_rl"} <= set(demo.eval.sampled_at) and demo.eval.sampled_per_task >= 1
