@@ -62,18 +62,34 @@ def write_report(out: Path, history: list[dict[str, Any]], evals: dict[str, Roll
             f"steps, loss {bc.get('loss_first', float('nan')):.3f} -> {bc.get('loss_last', float('nan')):.3f}; "
             f"held-out action-token accuracy by epoch: {acc}.",
         ]
-    rl = [h for h in history if h.get("phase") == "rl"]
-    if rl:
-        last = RolloutSummary.from_json(rl[-1]["rollout"])
-        lines += [
-            "",
-            f"RL iterations: {len(rl)}; last rollout success {last.success}; learner tokens/s "
-            f"{rl[-1]['learner'].get('tokens_per_s')}",
-        ]
+    lines += _rl_table([h for h in history if h.get("phase") == "rl"])
     lines += ["", "![learning curve](curve.png)", "", f"Trajectories: [{viewer.name}]({viewer.name})", ""]
     path = out / "report.md"
     path.write_text("\n".join(lines))
     return path
+
+
+def _rl_table(rl: list[dict[str, Any]]) -> list[str]:
+    """One row per RL iteration: training-rollout success, the draws (kept / drawn groups, expert members solved /
+    played), how far the update moved the policy (KL(old || new) after the last pass, clip share) and seconds."""
+    if not rl:
+        return []
+    lines = [
+        "",
+        "| RL iteration | rollout success | groups kept / drawn | expert solved / played | KL(old, new) | clip share "
+        "| learner tokens/s | rollout s | learner s |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rl:
+        roll, learn, draw = r["rollout"], r.get("learner", {}), r.get("sampling", {})
+        kl, clip = learn.get("approx_kl"), learn.get("clip_frac")
+        lines.append(
+            f"| {r['iteration']} | {_rate(roll.get('success'))} | {draw.get('kept', '?')} / {draw.get('drawn', '?')} "
+            f"| {draw.get('expert_solved', 0)} / {draw.get('expert_members', 0)} "
+            f"| {'n/a' if kl is None else f'{kl:.4f}'} | {'n/a' if clip is None else f'{clip:.3f}'} "
+            f"| {learn.get('tokens_per_s', 0):.0f} | {roll.get('seconds') or 0:.0f} | {learn.get('seconds', 0):.0f} |"
+        )
+    return lines
 
 
 def _eval_records(history: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
