@@ -6,6 +6,10 @@
     actor.py       LearnerActor (a plain class; Ray wraps it at launch)
     checkpoint.py  crash-safe Hugging Face checkpoint folders, resume: auto
     weight_sync.py pushes the learner's weights to the inference actors
+    curriculum.py  which train tasks RL draws: filters, per-task rest, templates weighted by their mixed-group share
+    collect.py     one RL iteration's draws: dynamic sampling, expert-guided members, what the update gets
+    train.py       the driver: phases (eval, BC, RL), evaluations paired episode by episode, logging
+    report.py      report.md, curve.png and viewer.html of a run (`python -m learner.report RUN_DIR`)
 
 `from learner import LearnerActor` is resolved lazily so that importing the package stays cheap.
 """
