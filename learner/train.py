@@ -200,9 +200,8 @@ class Run:
             )
 
         it, stalled = start, 0
-        pending: asyncio.Task | None = (
-            None  # the next iteration's rollouts, started during this update (overlap)
-        )
+        # the next iteration's rollouts, started during this update (overlap)
+        pending: asyncio.Task | None = None
         sampler_state = sampler.state()  # what a checkpoint saves: the sampler before the next iteration drew
         while it < rl.iterations:
             self.iteration = it
