@@ -40,19 +40,16 @@ class StepStats:
     approx_kl: float | None = None  # KL(pi_old || pi after the last step)
     approx_kl_steps: list[float] | None = None  # [U] KL(pi_old || pi after optimizer step k)
     grad_norms: list[float] | None = None  # [U] pre-clip gradient norm of each optimizer step
-    entropy: float | None = (
-        None  # mean full-vocabulary entropy (nats) per action token of pi_old, at the sampling T
-    )
+    # mean full-vocabulary entropy (nats) per action token of pi_old, at the sampling T
+    entropy: float | None = None
     entropy_steps: list[float] | None = None  # [U + 1] the same of pi_old, then after each step
-    clip_frac: float | None = (
-        None  # U >= 2: mean over passes 2..U of the share of tokens the clip was active on
-    )
+    # U >= 2: mean over passes 2..U of the share of tokens the clip was active on
+    clip_frac: float | None = None
     clip_frac_steps: list[float] | None = None  # [U - 1] that share in pass k = 2..U
     ratio_mean: float | None = None  # U >= 2: mean pi / pi_old per token over passes 2..U
     ratio_steps: list[float] | None = None  # [U - 1] that mean in pass k = 2..U
-    kl: float | None = (
-        None  # kl_beta > 0: k3 KL of pi_old to the reference per trained token (the loss's term)
-    )
+    # kl_beta > 0: k3 KL of pi_old to the reference per trained token (the loss's term)
+    kl: float | None = None
     sampling_abs_diff: float | None = None  # |learner logprob - engine logprob| per sampled token (pi_old)
     sampling_kl: float | None = None  # k3 of the same
     tis_weight_mean: float | None = None  # importance weights on lagged tokens (only when some lag)
