@@ -196,16 +196,14 @@ class LearnerActor:
                     [samples[j] for j in order[i : i + batch_size]], StepStats("bc", epoch=epoch + 1)
                 )
                 history.append(step)
-                log.info(
-                    "bc step %d: loss %.4f, grad norm %.3f, lr %.2e",
-                    len(history),
-                    step.loss,
-                    step.grad_norm,
-                    step.lr,
-                )
+                self._say_bc(step, len(history), per_epoch * epochs, history)
             if probe:
                 checks.append({"epoch": epoch + 1, **self.evaluate_demos(probe)})
-                log.info("bc epoch %d held-out: %s", epoch + 1, checks[-1])
+                h = checks[-1]
+                self._say(
+                    f"[bc] epoch {epoch + 1}/{epochs} held-out: token accuracy {h['token_accuracy']:.3f}, "
+                    f"exact turns {h['turn_exact']:.3f}, NLL {h['nll']:.3f}"
+                )
         done = [h for h in history if not h.skipped]
         seconds = sum(h.seconds for h in history)
         tokens = sum(h.tokens for h in history)
@@ -222,6 +220,23 @@ class LearnerActor:
             iteration=self.iteration,
             held_out=checks,
             history=history,
+        )
+
+    def _say(self, line: str) -> None:
+        """A progress line on the console (`logging.progress`): from a Ray actor, stdout reaches the driver's
+        console with the actor's name in front; rank 0 only."""
+        log.info(line)
+        if self.cfg.logging.progress and self.rank == 0:
+            print(line, flush=True)
+
+    def _say_bc(self, step: StepStats, done: int, total: int, history: Sequence[StepStats]) -> None:
+        """One line per BC step: loss, throughput and the time left at the mean pace so far (the phase is one
+        call of minutes, so without it the console is silent)."""
+        spent = sum(h.seconds for h in history)
+        left = spent / max(1, done) * max(0, total - done)
+        self._say(
+            f"[bc] step {done}/{total}: loss {step.loss:.4f}, grad norm {step.grad_norm:.2f}, lr {step.lr:.1e}, "
+            f"{step.tokens_per_s:.0f} tok/s, {step.seconds:.1f} s; ~{left / 60:.1f} min left"
         )
 
     @torch.no_grad()

@@ -106,6 +106,21 @@ def test_prefix_cache_serves_a_repeated_history(setup):
     assert first.cached_prompt_tokens < 256 <= second.cached_prompt_tokens
 
 
+def test_a_groups_equal_first_prompts_cost_one_prefill(setup):
+    """G requests with one prompt, sent together (a group's G first turns): vLLM's scheduler registers the first
+    one's KV blocks as it schedules it, so the other G - 1 read both whole blocks from the prefix cache and the
+    prompt is computed once (measured: [0, 256, 256, 256]), with the same completions. The engine needs no
+    dedupe of its own for this (one was tried and gained nothing)."""
+    lt, (eng, _) = setup
+
+    async def group(prompt):
+        return await asyncio.gather(*(eng.generate(prompt, max_tokens=6, temperature=0.0) for _ in range(4)))
+
+    done = lt.run(group(list(range(2000, 2300))))
+    assert sorted(r.cached_prompt_tokens for r in done) == [0, 256, 256, 256]
+    assert len({tuple(r.completion_ids) for r in done}) == 1
+
+
 def test_concurrent_requests_match_one_at_a_time(setup):
     lt, (eng, _) = setup
     alone = [greedy(lt, eng, p, n=12).completion_ids for p in PROMPTS]
