@@ -17,7 +17,8 @@ the CPU preset (shrunk to a tiny model and budget), and browser actors placed on
    It also prints where each node's metrics export port listens: Ray 2.60's dashboard agent binds it on 0.0.0.0
    (even with --node-ip-address=127.0.0.1) and has no option to narrow it, so the deploy manifests restrict who
    can reach that port instead (deploy/ray-cluster.yaml, deploy/kuberay/rayjob.yaml).
-6. `ray stop` (unless --keep). It stops every Ray on the machine, which is why this is not run inside pytest.
+6. Stops its own cluster (unless --keep): the processes of its Ray session and their children only. `ray stop` would
+   end every Ray on the machine, a developer's or a concurrent test's `ray.init` included.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -74,7 +76,6 @@ def main() -> int:
         .stdout.strip()
         .splitlines()[-1]
     )
-    sh(ray, "stop", "--force", env=env, check=False)
     try:
         sh(
             ray,
@@ -143,7 +144,44 @@ def main() -> int:
         return verify(dash, out, problems)
     finally:
         if not args.keep:
-            sh(ray, "stop", "--force", env=env, check=False)
+            stop_cluster(gcs)
+
+
+def stop_cluster(gcs: int) -> None:
+    """Ends the Ray session whose GCS listens on `gcs`: every process naming its session folder (all of a node's Ray
+    processes do, on both nodes here) and their children (workers, their browsers), SIGTERM first, then SIGKILL."""
+    import psutil
+
+    lines = {p: " ".join(p.info["cmdline"] or []) for p in psutil.process_iter(["cmdline"])}
+    names_gcs = re.compile(rf"(--gcs_server_port=|--gcs[-_]address=\S*:){gcs}(\s|$)")
+    sessions = {
+        m.group(1)
+        for line in lines.values()
+        if names_gcs.search(line) and (m := re.search(r"=(\S*/session_[^/\s]+)", line))
+    }
+    if len(sessions) != 1:
+        print(f"no single Ray session on GCS port {gcs} ({sorted(sessions)}): nothing stopped", flush=True)
+        return
+    [session] = sessions
+    own = re.compile(re.escape(session) + r"(/|\s|$)")
+    procs = {p for p, line in lines.items() if own.search(line)}
+    for p in list(procs):
+        try:
+            procs.update(p.children(recursive=True))
+        except psutil.Error:  # ended meanwhile
+            pass
+    print(f"+ stopping {len(procs)} processes of {session}", flush=True)
+    for p in procs:
+        try:
+            p.terminate()
+        except psutil.Error:
+            pass
+    _, alive = psutil.wait_procs(procs, timeout=15)
+    for p in alive:
+        try:
+            p.kill()
+        except psutil.Error:
+            pass
 
 
 def check_security(dash: int, metrics_ports: list[int], env: dict[str, str]) -> list[str]:
