@@ -123,13 +123,14 @@ def main() -> int:
         # No --working-dir here, unlike on a real cluster: both simulated nodes share this machine's
         # /tmp/ray/session_*/runtime_resources, and two runtime-env agents unpacking the same package there
         # race (one deletes the folder the other's job runs in). The code comes from this checkout instead.
+        sid = f"check-{int(time.time())}"
         cmd = [
             ray,
             "job",
             "submit",
             f"--address=http://127.0.0.1:{dash}",
             "--submission-id",
-            f"check-{int(time.time())}",
+            sid,
             "--",
             "python",
             "-m",
@@ -139,7 +140,7 @@ def main() -> int:
         ]
         for o in overrides:
             cmd += ["--set", o]
-        sh(*cmd, env=env)
+        submit(cmd, sid, dash, env)
         problems = check_security(dash, metrics, env) + play_miniwob(gcs, dash, work)
         return verify(dash, out, problems)
     finally:
@@ -147,9 +148,23 @@ def main() -> int:
             stop_cluster(gcs)
 
 
+def submit(cmd: list[str], sid: str, dash: int, env: dict[str, str], tries: int = 6) -> None:
+    """`ray job submit`, again while the job was never created: for a moment after `ray start` (longer on a busy
+    machine) the head answers "No available agent to submit job". A job that ran and failed is not resubmitted."""
+    for attempt in range(1, tries + 1):
+        if sh(*cmd, env=env, check=False).returncode == 0:
+            return
+        status = [str(BIN / "ray"), "job", "status", f"--address=http://127.0.0.1:{dash}", sid]
+        if attempt == tries or sh(*status, env=env, check=False).returncode == 0:
+            raise SystemExit(f"ray job submit failed (job {sid}, attempt {attempt})")
+        time.sleep(10)
+
+
 def stop_cluster(gcs: int) -> None:
     """Ends the Ray session whose GCS listens on `gcs`: every process naming its session folder (all of a node's Ray
-    processes do, on both nodes here) and their children (workers, their browsers), SIGTERM first, then SIGKILL."""
+    processes do, on both nodes here) and their children (workers, their browsers), SIGTERM first, then SIGKILL.
+    Like `ray stop`, it forgets the address `ray start --head` recorded, which a later plain `ray.init()` on this
+    machine would otherwise try to join."""
     import psutil
 
     lines = {p: " ".join(p.info["cmdline"] or []) for p in psutil.process_iter(["cmdline"])}
@@ -182,6 +197,9 @@ def stop_cluster(gcs: int) -> None:
             p.kill()
         except psutil.Error:
             pass
+    recorded = Path(session).parent / "ray_current_cluster"
+    if recorded.is_file() and recorded.read_text().strip().endswith(f":{gcs}"):
+        recorded.unlink()
 
 
 def check_security(dash: int, metrics_ports: list[int], env: dict[str, str]) -> list[str]:
