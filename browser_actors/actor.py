@@ -1,6 +1,7 @@
 """`BrowserActor`: one Chromium per actor, one isolated context per episode, ids on elements, hard step time-outs.
 
     actor = BrowserActor(cfg.rollout, auth_dir=".../.auth", env_urls={"shopping": "http://127.0.0.1:7770"})
+    actor = BrowserActor(cfg.rollout, local_sites={"miniwob": MiniwobServer})   # pages served by the actor itself
     obs = actor.reset(task, sandbox=token)           # start page, logged in, sandbox cookie set
     obs = actor.step(Click(element_id="12"))          # never raises for a bad id / action: see obs.last_action_error
     state = actor.final_state()                       # for the reward checks
@@ -12,12 +13,15 @@ environment it neither sleeps after actions nor measures every node's bounding b
 `rollout.step_timeout_s` (hung or crashed page) is abandoned, the page replaced, and `Observation.infra_error` set.
 A MiniWoB++ task (`task.miniwob`) is seeded and started on its page at reset (browser_actors/miniwob.py); each
 observation then carries `done` once the page has given its reward, and the final state carries that reward.
+`local_sites` are served from the actor's own process on 127.0.0.1 (MiniWoB++'s static pages): a task's placeholder
+for such a site is filled at reset, on the browser's node, so a browser on any machine of a cluster reaches them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, get_args
 
@@ -32,6 +36,7 @@ from common import records as R
 from common.chromium import CHROMIUM_ARGS, chromium_executable
 from common.config import RolloutConfig
 from common.loop import LoopThread
+from common.sites import site_key
 from common.tasks import Task
 from common.text import cut
 
@@ -47,10 +52,16 @@ class BrowserActor:
         env_urls: dict[str, str] | None = None,
         output_dir: str | None = None,
         headless: bool = True,
+        local_sites: dict[str, Callable[[], Any]] | None = None,
     ):
+        """`local_sites`: site key -> a server class (or factory) whose instances have `start() -> base URL` and
+        `stop()`; each is started here, on 127.0.0.1 of this actor's machine, and stopped by `close()`."""
         cfg = cfg.rollout if hasattr(cfg, "rollout") else cfg  # a whole TrainConfig is accepted too
         self.cfg: RolloutConfig = cfg or RolloutConfig()
         self.auth_dir, self.env_urls, self.headless = auth_dir, dict(env_urls or {}), headless
+        self._servers: list[Any] = []
+        self.local_urls = self._start_local_sites(local_sites or {})
+        self.env_urls.update(self.local_urls)
         self.output_dir = Path(output_dir) if output_dir else None
         self.mode = self.cfg.observation  # may be switched between steps ("html" | "axtree")
         self.guard = Guard(self.cfg.blocked_patterns)
@@ -61,6 +72,17 @@ class BrowserActor:
         self._ep: EpisodeContext | None = None
         self._page: Any = None
         self._new_episode(None, "")
+
+    def _start_local_sites(self, sites: dict[str, Callable[[], Any]]) -> dict[str, str]:
+        given = {site_key(k) for k in self.env_urls}
+        if clash := [k for k in sites if site_key(k) in given]:
+            raise ValueError(f"site(s) {clash} are given both in env_urls and in local_sites: give each once")
+        urls = {}
+        for key, make in sites.items():
+            server = make()
+            urls[key] = server.start()
+            self._servers.append(server)
+        return urls
 
     def _new_episode(self, sandbox: str | None, episode_id: str) -> None:
         self._sandbox, self._episode_id = sandbox, episode_id
@@ -105,6 +127,9 @@ class BrowserActor:
                 self._loop.run(self._shutdown(), timeout=60)
             finally:
                 self._loop.stop()
+                for server in self._servers:
+                    server.stop()
+                self._servers = []
 
     @property
     def page(self) -> Any:
@@ -138,6 +163,9 @@ class BrowserActor:
         return ep
 
     async def _reset(self, task: Task, sandbox: str | None, episode_id: str | None) -> R.Observation:
+        # the sites this actor serves: their placeholders resolve here, on the browser's node
+        if self.local_urls:
+            task = task.with_urls(self.local_urls)
         E.check_filled(task)
         await self._end_episode()
         self._new_episode(sandbox, episode_id or str(task.task_id))

@@ -5,19 +5,23 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from common.sites import SANDBOX_COOKIE, site_key
+from common.sites import SANDBOX_COOKIE, placeholder, site_key
 from common.tasks import PLACEHOLDERS, Task
 
 MULTI_URL_SEPARATOR = " |AND| "  # WebArena: several start URLs open in several tabs, the first one active
 
 
 def check_filled(task: Task) -> None:
-    """Placeholders are filled once, where tasks are loaded (`Task.with_urls`); an actor gets filled tasks."""
-    left = [p for p in PLACEHOLDERS if p in task.start_url]
+    """Placeholders are filled once, where tasks are loaded (`Task.with_urls`), or for the sites an actor serves
+    itself, by the actor (`local_sites`); a start URL that still holds one (WebArena's or one of the task's own
+    sites', e.g. __MINIWOB__) is refused with both ways named."""
+    wanted = dict.fromkeys([*PLACEHOLDERS, *(placeholder(s) for s in task.sites)])
+    left = [p for p in wanted if p in task.start_url]
     if left:
         raise ValueError(
             f"task {task.task_id}: start URL {task.start_url!r} still holds {', '.join(left)}; fill the task "
-            "where it is loaded (Task.with_urls(environment urls))"
+            "where it is loaded (Task.with_urls(environment urls)) or give the browser actor a server for that "
+            "site (local_sites)"
         )
 
 

@@ -272,7 +272,8 @@ class LearnerConfig(_Section):
 
 class EnvironmentConfig(_Section):
     kind: Literal["bundled", "webarena", "miniwob"] = Field(
-        "bundled", description="bundled practice sites, real WebArena, or MiniWoB++ (served in-process)"
+        "bundled",
+        description="bundled practice sites, real WebArena, or MiniWoB++ (served by each browser actor)",
     )
     urls: dict[str, str] = Field(
         default_factory=dict, description="placeholder -> base URL, e.g. shopping: http://host:7770"

@@ -90,7 +90,8 @@ class Run:
             version = ray.get(self.learner.weight_version.remote())
         self.stack.start(model_path, weight_version=version)
         self.stack.worker.on_group = self.metrics.record_group
-        print(f"[train] sites: {self.stack.urls}", flush=True)
+        served = {k: "served by each browser actor on its node" for k in self.stack.local_sites}
+        print(f"[train] sites: {self.stack.urls | served}", flush=True)
 
     # --- phases -------------------------------------------------------------------------------------------------
     async def phase_eval(self, label: str) -> RolloutSummary:

@@ -62,8 +62,9 @@ class Stack:
     def __init__(self, cfg: TrainConfig):
         self.cfg = cfg
         self.sites = None  # SiteServer when this process started the bundled sites
-        self.miniwob = None  # MiniwobServer when environment.kind=miniwob
         self.urls: dict[str, str] = {}
+        # site -> the server class each browser actor starts on its own node (environment.kind=miniwob)
+        self.local_sites: dict[str, Any] = {}
         self.auth_dir = ""
         self.engines: list[Any] = []
         self.router = None
@@ -75,11 +76,13 @@ class Stack:
     # --- environment -------------------------------------------------------------------------------------
     def start_environment(self) -> None:
         env = self.cfg.environment
-        if env.kind == "miniwob":  # the package's task pages, served by this process on a free port
+        if env.kind == "miniwob":
+            # The package's static pages, served by every browser actor on 127.0.0.1 of its own machine (a server
+            # here would be out of reach of browsers on other nodes); tasks keep __MINIWOB__ until the actor fills
+            # it. The page's reward is read by the browser, so no other part needs the pages.
             from sites.miniwob.server import MiniwobServer
 
-            self.miniwob = MiniwobServer(host="127.0.0.1", port=0)
-            self.urls = {"miniwob": self.miniwob.start()}
+            self.local_sites, self.urls = {"miniwob": MiniwobServer}, {}
             return
         if env.kind == "bundled":
             from sites.server import SiteServer
@@ -181,7 +184,13 @@ class Stack:
                 num_cpus=0,
                 resources={ro.browser_resource: 1},
                 max_restarts=0,
-            ).remote(ro, auth_dir=self.auth_dir, env_urls=self.urls, output_dir=out)
+            ).remote(
+                ro,
+                auth_dir=self.auth_dir,
+                env_urls=self.urls,
+                output_dir=out,
+                local_sites=self.local_sites,
+            )
 
         self.pool = BrowserPool(make, ro.num_browsers)
 
@@ -218,7 +227,8 @@ class Stack:
         return self
 
     def close(self) -> None:
-        """Stop the bundled sites and end this stack's actors (engines, browsers, reward actors)."""
+        """Stop the bundled sites and end this stack's actors (engines, browsers with the pages they serve, reward
+        actors)."""
         import ray
 
         actors = [*self.engines, *self.rewarders, *(self.pool.actors() if self.pool else [])]
@@ -236,9 +246,6 @@ class Stack:
         if self.sites is not None:
             self.sites.stop()
             self.sites = None
-        if self.miniwob is not None:
-            self.miniwob.stop()
-            self.miniwob = None
 
 
 def ensure_dir(p: str | Path) -> Path:

@@ -10,6 +10,7 @@ Modules: `server` (threaded static server), `tasks` (the documented subset, excl
 splits, configs, explicit held-out seeds), `instructions` (each seed's instruction read from the pages), `experts`
 (+ `expert_kit`, `solvers_*`: scripted experts), `play` (expert episodes for tests and the success-rate report).
 The in-page episode protocol (seed, start, reward) is `browser_actors/miniwob.py`; the reward check is
-`reward.checks.miniwob` (eval type `miniwob`). With `environment.kind: miniwob` the run stack starts the server and
-loads the split (`environment.miniwob_tasks` picks tasks).
+`reward.checks.miniwob` (eval type `miniwob`). With `environment.kind: miniwob` the run stack loads the split
+(`environment.miniwob_tasks` picks tasks) and starts no server: every browser actor serves the pages itself on
+127.0.0.1 of its own machine (`BrowserActor(local_sites={"miniwob": MiniwobServer})`) and fills `__MINIWOB__`.
 """

@@ -29,6 +29,9 @@ def test_an_unfilled_task_is_a_clear_error():
     with pytest.raises(ValueError, match="still holds __GITLAB__.*where it is loaded"):
         E.check_filled(make_task("__GITLAB__/a", sites=["gitlab"]))
     E.check_filled(make_task("__GITLAB__/a", sites=["gitlab"]).with_urls({"gitlab": "http://h:8023"}))
+    # a site outside WebArena's list (MiniWoB++'s pages, which browser actors serve themselves) is checked too
+    with pytest.raises(ValueError, match="still holds __MINIWOB__.*local_sites"):
+        E.check_filled(make_task("__MINIWOB__/miniwob/click-test.html", sites=["miniwob"]))
 
 
 def test_storage_state_resolution(tmp_path):

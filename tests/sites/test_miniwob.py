@@ -60,6 +60,44 @@ def test_server_serves_the_package_pages_as_utf8_and_lists_no_folders(server):
     assert httpx.get(f"{server.url}/miniwob/").status_code == 404
 
 
+def test_actor_serves_the_pages_itself_and_fills_the_task_on_its_own_node(server, rewarder):
+    """What a browser node of a cluster does: the task arrives with __MINIWOB__ unfilled, the actor fills it with
+    the server it runs on 127.0.0.1, confines the episode to that origin, and the page's reward is scored."""
+    from browser_actors.actor import BrowserActor
+
+    t = load_split("test", ["click-button"])[1]
+    assert t.start_url.startswith("__MINIWOB__/")
+    a = BrowserActor(
+        RolloutConfig(step_timeout_s=15, settle_timeout_s=3), local_sites={"miniwob": MiniwobServer}
+    )
+    own = a.local_urls["miniwob"]
+    try:
+        assert own.startswith("http://127.0.0.1:") and own != server.url and a.env_urls == {"miniwob": own}
+        obs = a.reset(t)
+        assert obs.url == f"{own}/miniwob/click-button.html"
+        label = re.search(r'"(.*)"', t.intent).group(1)
+        blocked = a.step(R.Goto(url=server.task_url("click-button")))  # the same pages on another origin
+        assert "not in the allow-list" in blocked.last_action_error and blocked.url == obs.url
+        obs = a.step(R.Click(element_id=button(blocked, label)))
+        final = a.final_state()
+        assert obs.done and final.env_urls == {"miniwob": own} and final.url.startswith(own)
+        reward = rewarder.score(t, final)
+        assert reward.score == 1.0 and "page reward 1 > 0" in reward.checks[0].why
+    finally:
+        a.close()
+    with pytest.raises(httpx.ConnectError):  # the actor's server ended with it
+        httpx.get(f"{own}/core/core.js")
+
+
+def test_unfilled_task_needs_a_serving_actor_and_a_site_is_given_once(actor, server):
+    with pytest.raises(ValueError, match="still holds __MINIWOB__.*local_sites"):
+        actor.reset(load_split("test", ["click-button"])[0])  # this actor only knows a URL from its caller
+    from browser_actors.actor import BrowserActor
+
+    with pytest.raises(ValueError, match="given both in env_urls and in local_sites"):
+        BrowserActor(env_urls={"miniwob": server.url}, local_sites={"miniwob": MiniwobServer})
+
+
 def test_html_episode_success_is_the_pages_reward(actor, rewarder, server):
     actor.mode = "html"
     t = task(server, "click-button")

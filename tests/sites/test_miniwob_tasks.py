@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import httpx
 import pytest
 
 from common.config import load_config
@@ -14,7 +13,7 @@ from reward.checks import miniwob as miniwob_check
 from reward.plan import MiniwobStep, PlanError, build_plan
 from rollout_workers.stack import Stack
 from sites.miniwob.__main__ import main as cli
-from sites.miniwob.server import html_root
+from sites.miniwob.server import MiniwobServer, html_root
 from sites.miniwob.tasks import (
     EXCLUDED,
     SEEDS,
@@ -92,23 +91,19 @@ def test_plan_routes_miniwob_and_refuses_it_without_the_block():
         Task.model_validate({**task.to_config(), "miniwob": {"task": "click-button", "sede": 1}})
 
 
-def test_stack_serves_miniwob_and_loads_the_chosen_tasks():
+def test_stack_leaves_the_pages_to_the_browser_actors_and_loads_the_chosen_tasks():
+    """The driver serves no MiniWoB++ page: each browser actor serves them on its own node and fills the tasks."""
     cfg = load_config(
         None, ["environment.kind=miniwob", "environment.miniwob_tasks=[click-button, enter-text]"]
     )
     stack = Stack(cfg)
     stack.start_environment()
-    try:
-        url = stack.urls["miniwob"]
-        assert url.startswith("http://127.0.0.1:")
-        test = stack.tasks("test")
-        assert {t.miniwob.task for t in test} == {"click-button", "enter-text"} and len(test) == 2 * len(
-            SEEDS["test"]
-        )
-        assert httpx.get(test[0].start_url).status_code == 200
-    finally:
-        stack.close()
-    assert stack.miniwob is None
+    assert stack.urls == {} and stack.local_sites == {"miniwob": MiniwobServer}
+    test = stack.tasks("test")
+    assert {t.miniwob.task for t in test} == {"click-button", "enter-text"} and len(test) == 2 * len(
+        SEEDS["test"]
+    )
+    assert test[0].start_url == "__MINIWOB__/miniwob/click-button.html"  # filled by the actor that plays it
 
 
 def test_seed_lists_parse_seeds_and_ranges_in_order_once():
