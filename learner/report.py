@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from common.cli import fail, run
 from common.records import Trajectory, iter_jsonl, load_jsonl
 from rollout_workers.metrics import RolloutSummary, wilson
 from rollout_workers.paired import METHOD, PairedDiff, align, paired_difference
@@ -370,9 +371,11 @@ def _viewer(out: Path, per_file: int = 200) -> Path:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1:
-        print("usage: python -m learner.report RUN_DIR", file=sys.stderr)
-        return 2
+        fail("usage: python -m learner.report RUN_DIR (a run folder with log.jsonl, e.g. runs/demo)")
     out = Path(argv[0])
+    if not (out / "log.jsonl").is_file():
+        what = "no such folder" if not out.is_dir() else "no log.jsonl in this folder"
+        fail(f"RUN_DIR {out}: {what} (expected a run folder written by learner.train, e.g. runs/demo)")
     history = read_log(out / "log.jsonl")
     evals = {h["label"]: RolloutSummary.from_json(h) for h in history if h.get("phase") == "eval"}
     print(write_report(out, history, evals))
@@ -380,4 +383,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run(main)
