@@ -29,11 +29,19 @@ CHECKPOINT_HINT = (
 )
 # `owner/name`: how a model hub id looks; anything else (absolute, ./, ~, deeper paths) is a local path.
 _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
+# Folders this project writes models into (logging.output_dir's default): `runs/x` is a path even before ./runs exists.
+_LOCAL_ROOTS = ("runs",)
 
 
 def fail(msg: str) -> NoReturn:
     """Print `error: msg` as one line on stderr and exit with status 2 (a usage error)."""
-    print(f"error: {' '.join(msg.split())}", file=sys.stderr, flush=True)
+    line = ""
+    for part in (
+        " ".join(p.split()) for p in msg.splitlines()
+    ):  # a multi-line message, e.g. one per bad task
+        if part:
+            line += part if not line else (" " if line.endswith(":") else "; ") + part
+    print(f"error: {line}", file=sys.stderr, flush=True)
     raise SystemExit(2)
 
 
@@ -58,10 +66,11 @@ def config_from_args(args: Any) -> TrainConfig:
 
 def looks_local(path: str) -> bool:
     """A path rather than a model hub id: absolute, ./ or ~ relative, deeper than `owner/name`, no slash at all,
-    or under a folder that exists here (`runs/x` when ./runs exists)."""
+    or under a folder that exists here or that runs write to (`runs/x`)."""
     if path.startswith(("/", ".", "~")) or not _HUB_ID.fullmatch(path):
         return True
-    return Path(path.split("/")[0]).is_dir()
+    root = path.split("/")[0]
+    return root in _LOCAL_ROOTS or Path(root).is_dir()
 
 
 def check_checkpoint(path: str, flag: str = "--checkpoint") -> str:
@@ -94,17 +103,17 @@ def check_model_path(path: str, flag: str = "model.path") -> str:
 
         if not isinstance(try_to_load_from_cache(value, "config.json"), str):
             fail(
-                f"{flag} {value}: not a local folder, and not in the Hugging Face cache while HF_HUB_OFFLINE is "
-                "set (give a model folder, or download the model first)"
+                f"{flag} {value}: no such folder, and no model of that name in the Hugging Face cache while "
+                f"HF_HUB_OFFLINE is set ({CHECKPOINT_HINT}, or a downloaded hub id)"
             )
     return value
 
 
-def check_url(url: str, flag: str = "--url") -> str:
-    """An http(s) URL with a host, else `fail`."""
+def check_url(url: str, flag: str = "--url", given: str | None = None) -> str:
+    """An http(s) URL with a host, else `fail` naming `flag` and `given` (default: the URL)."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        fail(f"{flag} {url}: not an http(s) URL with a host (e.g. http://127.0.0.1:7770/)")
+        fail(f"{flag} {given or url}: not an http(s) URL with a host (e.g. http://127.0.0.1:7770/)")
     return url
 
 

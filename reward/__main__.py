@@ -33,7 +33,7 @@ def _parse_urls(pairs: list[str]) -> dict[str, str]:
         key, sep, value = pair.partition("=")
         if not sep or not key or not value:
             fail(f"--urls {pair}: expected SITE=URL, e.g. shopping=http://127.0.0.1:7770")
-        urls[key.strip()] = check_url(value.strip(), f"--urls {key.strip()}=")
+        urls[key.strip()] = check_url(value.strip(), "--urls", pair)
     return urls
 
 

@@ -253,7 +253,9 @@ def split_tasks(cfg: TrainConfig, split: str) -> list[Task]:
             return load_miniwob(split, env.miniwob_tasks or None)
         except ValueError as e:
             raise ValueError(f"environment.miniwob_tasks: {e}") from None
-    raise ValueError(f"{key} is required for environment.kind=webarena (a WebArena task file: make webarena-tasks)")
+    raise ValueError(
+        f"{key} is required for environment.kind=webarena (a WebArena task file: make webarena-tasks)"
+    )
 
 
 def ensure_dir(p: str | Path) -> Path:
