@@ -478,7 +478,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per sandbox request is noise
-    cfg = config_from_args(args)  # config, model, task files: one error line and exit 2 before anything starts
+    # Config, model, task files: a bad one is one error line and exit 2, before anything starts.
+    cfg = config_from_args(args)
     check_training(cfg)
     from learner.run_lock import RunLock
 
