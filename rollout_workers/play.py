@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import html
 import os
 import re
 import sys
@@ -101,6 +102,13 @@ def find_task(cfg: TrainConfig, task_id: str) -> Task:
     fail(f"--task-id {task_id}: no such task in the train or test split of this config (e.g. {example})")
 
 
+def page_summary(text: str, width: int = 200) -> str:
+    """The first texts of a page observation without its markup, on one line: what the page is about."""
+    texts = [" ".join(html.unescape(t).split()) for t in re.split(r"<[^>]*>|\n", text)]
+    out = " · ".join(dict.fromkeys(t for t in texts if len(t) > 1))
+    return out if len(out) <= width else out[: width - 3] + "..."
+
+
 class Narrator:
     """A policy that prints each turn as it happens: the page it is shown, then the reply and its parsed action."""
 
@@ -113,14 +121,10 @@ class Narrator:
         self, episode_id: str, task: Task, prompt_ids: list[int], obs: Observation, max_tokens: int
     ) -> Reply:
         self.turn += 1
-        lines = [ln.strip() for ln in obs.text.splitlines() if ln.strip()]
-        print(
-            f"\n--- turn {self.turn}: {obs.url}  {obs.title!r}  ({len(lines)} lines, {len(prompt_ids)} tokens)"
-        )
+        print(f"\n--- turn {self.turn}: {obs.url}  {obs.title!r}  (prompt: {len(prompt_ids)} tokens)")
         if obs.last_action_error:
             print(f"    last action error: {obs.last_action_error}")
-        for ln in lines[:3]:
-            print(f"    | {ln[:110]}")
+        print(f"    page: {page_summary(obs.text)}")
         reply = await self.policy.act(episode_id, task, prompt_ids, obs, max_tokens)
         print("    model: " + " ".join(reply.text.split())[:300])
         action, error = try_parse(reply.text, grammar=self.grammar, thinking=self.thinking)

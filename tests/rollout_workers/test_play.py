@@ -37,7 +37,7 @@ def check_episode(got: subprocess.CompletedProcess, out: Path, task_id: str, tur
     assert 1 <= len(traj["turns"]) <= turns and traj["termination"] in ("stop", "max_turns", "bad_replies")
     for n in range(1, len(traj["turns"]) + 1):
         assert f"--- turn {n}: " in got.stdout
-    assert got.stdout.count("    model: ") == len(traj["turns"])
+    assert got.stdout.count("    page: ") == got.stdout.count("    model: ") == len(traj["turns"])
     assert got.stdout.count("    action: ") + got.stdout.count("    no action: ") == len(traj["turns"])
     assert f"[play] {traj['termination']} after {len(traj['turns'])} turn(s)" in got.stdout
     page = (out / "viewer.html").read_text()
