@@ -3,7 +3,7 @@
     python -m rollout_workers.play --checkpoint runs/demo/checkpoints/ckpt-00000028 \
         --url http://127.0.0.1:7770/ --task "What is the price of the cheapest laptop?"
     python -m rollout_workers.play --checkpoint CKPT --config configs/miniwob_cpu.yaml --task-id click-button/100003
-    python -m rollout_workers.play --checkpoint CKPT --config configs/cpu_demo.yaml --task-id 7 --headed
+    python -m rollout_workers.play --checkpoint CKPT --config configs/cpu_demo.yaml --task-id 101002 --headed
 
 The episode runs through the same pieces as evaluation, in this one process and without Ray: the episode loop
 (rollout_workers/episode.py), the prompt builder with the config's grammar, compression and page budget, a vLLM
@@ -207,9 +207,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--headed", action="store_true", help="show the browser window (needs a display)")
     p.add_argument("--out", default="runs/play", help="folder for episode.jsonl and viewer.html")
     args = p.parse_args(argv)
-    os.environ.setdefault(
-        "VLLM_LOGGING_LEVEL", "WARNING"
-    )  # the turns, not the engine's start-up, on the console
+    # The console shows the turns, not the engine's start-up.
+    os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
     # Every input is checked before an engine, a browser or a site starts.
     if (args.url is None) == (args.task_id is None):
         fail(
@@ -219,6 +218,8 @@ def main(argv: list[str] | None = None) -> int:
         fail(f"--url {args.url}: needs --task INSTRUCTION (what the agent should do there)")
     if args.task_id is not None and args.task is not None:
         fail("--task goes with --url; a --task-id brings its own instruction")
+    if args.headed and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        fail("--headed needs a display (DISPLAY is not set); leave it out to play headless")
     cfg = config_from_args(args)
     from rollout_workers.preflight import check_run
 

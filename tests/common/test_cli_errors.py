@@ -37,7 +37,7 @@ def inputs(tmp_path_factory) -> dict[str, str]:
 
 
 def run_cli(args: list[str], ray_dir: Path) -> tuple[subprocess.CompletedProcess, float]:
-    env = dict(os.environ, RAY_TMPDIR=str(ray_dir), RAY_ADDRESS="")
+    env = dict(os.environ, RAY_TMPDIR=str(ray_dir), RAY_ADDRESS="", DISPLAY="", WAYLAND_DISPLAY="")
     t0 = time.monotonic()
     got = subprocess.run(
         [sys.executable, *args],
@@ -272,6 +272,10 @@ CASES = {
     "play-url-without-task": (
         ["-m", "rollout_workers.play", "--checkpoint", "{model}", "--url", "http://127.0.0.1:7770/"],
         "needs --task INSTRUCTION",
+    ),
+    "play-headed-without-display": (
+        ["-m", "rollout_workers.play", "--checkpoint", "{model}", "--task-id", "1", "--headed"],
+        "--headed needs a display",
     ),
     # rollout_workers.demos
     "demos-task-syntax": (
