@@ -33,6 +33,11 @@ _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
 _LOCAL_ROOTS = ("runs",)
 
 
+class InputError(RuntimeError):
+    """Bad input found below an entry point (e.g. a run folder another driver holds): `run` prints it as one line
+    and exits 2, as it does a ConfigError."""
+
+
 def fail(msg: str) -> NoReturn:
     """Print `error: msg` as one line on stderr and exit with status 2 (a usage error)."""
     line = ""
@@ -46,10 +51,10 @@ def fail(msg: str) -> NoReturn:
 
 
 def run(main: Callable[[], int]) -> NoReturn:
-    """Run an entry point's `main()`; the project's config errors become one `error:` line and exit 2."""
+    """Run an entry point's `main()`; the project's config and input errors become one `error:` line and exit 2."""
     try:
         code = main()
-    except ConfigError as e:
+    except (ConfigError, InputError) as e:
         fail(str(e))
     raise SystemExit(code)
 

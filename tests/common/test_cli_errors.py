@@ -331,3 +331,17 @@ def test_bad_input_is_one_line_and_exit_2_before_anything_starts(case, inputs, t
     assert "Traceback" not in got.stderr + got.stdout
     assert seconds < 30
     assert list(ray_dir.iterdir()) == []  # no Ray session was started
+
+
+def test_a_run_folder_held_by_another_driver_is_one_line_and_exit_2(inputs, tmp_path):
+    from learner.run_lock import RunLock
+
+    ray_dir, folder = tmp_path / "ray", tmp_path / "busy-run"
+    ray_dir.mkdir()
+    with RunLock(folder):
+        args = ["-m", "learner.train", "--config", DEMO, "--set", f"model.path={inputs['model']}"]
+        got, _ = run_cli([*args, "--set", f"logging.output_dir={folder}"], ray_dir)
+    assert got.returncode == 2, got.stderr[-2000:]
+    [line] = got.stderr.strip().splitlines()
+    assert line.startswith(f"error: {folder} is in use by another driver (")
+    assert list(ray_dir.iterdir()) == []
