@@ -305,6 +305,15 @@ CASES = {
         ["-m", "reward", "score", "--batch", "-", "--urls", "shopping=localhost:7770"],
         "--urls shopping=localhost:7770: not an http(s) URL",
     ),
+    # sites
+    "sites-unknown-site": (
+        ["-m", "sites", "serve", "--sites", "shop"],
+        "--sites shop: unknown site(s) shop; known:",
+    ),
+    "miniwob-unknown-task": (
+        ["-m", "sites.miniwob", "tasks", "--split", "test", "--tasks", "click-buton"],
+        "--tasks click-buton: not in the MiniWoB++ task list",
+    ),
     # browser_actors
     "browser-bad-url": (
         ["-m", "browser_actors", "observe", "shop.local"],
