@@ -40,11 +40,9 @@ class InputError(RuntimeError):
 
 def fail(msg: str) -> NoReturn:
     """Print `error: msg` as one line on stderr and exit with status 2 (a usage error)."""
-    line = ""
-    for part in (
-        " ".join(p.split()) for p in msg.splitlines()
-    ):  # a multi-line message, e.g. one per bad task
-        if part:
+    line = ""  # a multi-line message (one line per bad task, say) joined into one
+    for text in msg.splitlines():
+        if part := " ".join(text.split()):
             line += part if not line else (" " if line.endswith(":") else "; ") + part
     print(f"error: {line}", file=sys.stderr, flush=True)
     raise SystemExit(2)

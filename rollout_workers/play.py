@@ -224,8 +224,6 @@ def main(argv: list[str] | None = None) -> int:
     from rollout_workers.preflight import check_run
 
     check_run(cfg, checkpoint=args.checkpoint)
-    if args.task_id is not None and cfg.environment.kind == "webarena" and not cfg.environment.urls:
-        fail("environment.urls is empty: a WebArena task needs the sites' URLs (see deploy/README.md)")
     if args.url is not None:
         task, urls = url_task(cfg, args.url, args.task.strip())
         traj = asyncio.run(play(cfg, task, args.checkpoint, urls=urls, headed=args.headed))

@@ -22,6 +22,10 @@ def check_run(cfg: TrainConfig, splits: tuple[str, ...] = (), checkpoint: str | 
     if checkpoint is not None:
         check_checkpoint(checkpoint)
     env = cfg.environment
+    if env.kind == "webarena" and not env.urls:
+        fail(
+            "environment.urls is empty: environment.kind=webarena needs the sites' URLs (see deploy/README.md)"
+        )
     for split in splits:
         path = env.train_tasks if split == "train" else env.test_tasks
         if path or env.kind == "webarena":  # the environments' own lists are checked by their tests
