@@ -1,7 +1,6 @@
 """Entry point: `python -m browser_actors observe URL [--mode html|axtree] [--do ACTION ...]` (see cli.py)."""
 
-import sys
-
 from browser_actors.cli import main
+from common.cli import run
 
-sys.exit(main())
+run(main)

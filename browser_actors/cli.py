@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
+from common.cli import check_file, check_url, fail
 from common.config import RolloutConfig
 from common.records import Observation
 from common.tasks import Task
@@ -47,13 +49,20 @@ def main(argv: list[str] | None = None) -> int:
     ob.add_argument("--json", action="store_true", help="print Observation JSON lines instead of text")
     args = ap.parse_args(argv)
 
+    # Every input checked before Chromium starts: one error line and exit 2.
+    check_url(args.url, "URL")
+    for url in args.allow:
+        check_url(url, "--allow")
+    if args.storage_state:
+        check_file(args.storage_state, "--storage-state", "a Playwright storage state JSON file")
+    if args.auth_dir and not Path(args.auth_dir).is_dir():
+        fail(f"--auth-dir {args.auth_dir}: no such folder (expected a folder of <site>_state.json files)")
     actions = []
     for text in args.do:
         try:
             actions.append(parse_action(text, "webarena"))
         except ActionParseError as e:
-            print(f"error: --do {text!r}: {e}", file=sys.stderr)
-            return 2
+            fail(f"--do {text!r}: {e}")
     cfg = RolloutConfig(observation=args.mode, page_max_chars=args.max_chars)
     task = _task_for(args.url, args.allow)
     if args.storage_state:

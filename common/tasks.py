@@ -120,7 +120,10 @@ def fill_placeholders(obj: Any, urls: dict[str, str]) -> Any:
 
 def load_tasks(path: str | Path) -> list[Task]:
     """Load a file holding one config or a list of configs; the error names the task id and the field."""
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}: not valid JSON: {e}") from None
     items = data if isinstance(data, list) else [data]
     tasks, errors = [], []
     for i, item in enumerate(items):

@@ -20,10 +20,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from common.cli import InputError
+
 LOCK_FILE = ".run.lock"
 
 
-class RunFolderBusy(RuntimeError):
+class RunFolderBusy(InputError):
     """Another live process holds the run folder."""
 
 

@@ -23,17 +23,18 @@ import argparse
 import asyncio
 import json
 import logging
-import sys
 import time
 from dataclasses import asdict
 from typing import Any
 
-from common.config import TrainConfig, add_config_args, expand, load_config
+from common.cli import config_from_args, run
+from common.config import TrainConfig, add_config_args, expand
 from common.records import Trajectory, TrajectoryGroup, dump_jsonl, load_jsonl
 from learner.collect import Draws, collect
 from learner.progress import Progress, drop_iterations
 from learner.weight_sync import PushStats
 from rollout_workers.metrics import RayMetrics, RolloutSummary, summarize
+from rollout_workers.preflight import check_training
 from rollout_workers.stack import Stack, ensure_dir, init_ray
 
 log = logging.getLogger("learner.train")
@@ -478,7 +479,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per sandbox request is noise
-    cfg = load_config(args.config, args.set)
+    # Config, model, task files: a bad one is one error line and exit 2, before anything starts.
+    cfg = config_from_args(args)
+    check_training(cfg)
     from learner.run_lock import RunLock
 
     # One driver per output folder: a second one would interleave logs and checkpoints (RunFolderBusy names it).
@@ -494,4 +497,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run(main)

@@ -17,8 +17,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
+from common.cli import check_file, check_url, fail, run
 from common.config import RewardConfig
 from common.records import FinalState, Reward
 from common.tasks import Task
@@ -30,8 +32,8 @@ def _parse_urls(pairs: list[str]) -> dict[str, str]:
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key or not value:
-            raise SystemExit(f"--urls expects SITE=URL, got {pair!r}")
-        urls[key.strip()] = value.strip()
+            fail(f"--urls {pair}: expected SITE=URL, e.g. shopping=http://127.0.0.1:7770")
+        urls[key.strip()] = check_url(value.strip(), "--urls", pair)
     return urls
 
 
@@ -126,6 +128,12 @@ def main(argv: list[str] | None = None) -> int:
                 bad += 1
                 print(str(e), file=sys.stderr)
         return 1 if bad else 0
+    # Inputs checked before a browser starts: one error line and exit 2 (a bad case line is an output line).
+    if args.batch != "-":
+        check_file(args.batch, "--batch", 'a JSONL file of {"config", "answer", "final_url"} lines, or -')
+    if args.auth_dir and not Path(args.auth_dir).is_dir():
+        fail(f"--auth-dir {args.auth_dir}: no such folder (expected a folder of <site>_state.json files)")
+    _parse_urls(args.urls)
     src = sys.stdin if args.batch == "-" else open(args.batch, encoding="utf-8")
     with src:
         lines = [ln for ln in src.read().splitlines() if ln.strip()]
@@ -140,4 +148,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run(main)

@@ -18,12 +18,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from common.config import TrainConfig, add_config_args, load_config
+from common.cli import config_from_args, run
+from common.config import TrainConfig, add_config_args
 from common.records import Trajectory, dump_jsonl
 from common.tasks import Task
 from rollout_workers.evaluate import stratified_sample
@@ -146,6 +146,7 @@ async def _play(
 
 
 def main(argv: list[str] | None = None) -> int:
+    from rollout_workers.preflight import check_run
     from rollout_workers.stack import Stack, init_ray
 
     p = argparse.ArgumentParser(prog="python -m rollout_workers.demos", description=__doc__.split("\n")[0])
@@ -155,7 +156,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--limit", type=int, default=None, help="tasks to play (default: bc.max_demos; 0 = all)")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    cfg = load_config(args.config, args.set)
+    cfg = config_from_args(args)
+    check_run(cfg, splits=(args.split,))  # before Ray: one error line and exit 2
     init_ray(cfg)
     stack = Stack(cfg).start(engines=False)
     try:
@@ -172,4 +174,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run(main)

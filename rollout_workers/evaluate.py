@@ -33,7 +33,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common.config import TrainConfig, add_config_args, load_config
+from common.cli import config_from_args, fail, run
+from common.config import TrainConfig, add_config_args
 from common.records import TrajectoryGroup, dump_jsonl
 from common.tasks import Task
 from rollout_workers.metrics import RolloutSummary, summarize
@@ -171,6 +172,7 @@ def explicit_seed_tasks(cfg: TrainConfig, text: str) -> list[Task]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from rollout_workers.preflight import check_run
     from rollout_workers.stack import Stack, ensure_dir, init_ray
 
     p = argparse.ArgumentParser(prog="python -m rollout_workers.evaluate", description=__doc__.split("\n")[0])
@@ -183,17 +185,21 @@ def main(argv: list[str] | None = None) -> int:
         help="MiniWoB++ only: held-out seeds to evaluate instead of --split, e.g. 100000-100019,100100",
     )
     args = p.parse_args(argv)
-    cfg = load_config(args.config, args.set)
-    budgets = [int(x) for x in args.turns.split(",")] if args.turns else []
+    # Every input checked before Ray starts: a typo should cost a second, not an engine start.
+    cfg = config_from_args(args)
+    try:
+        budgets = [int(x) for x in args.turns.split(",")] if args.turns else []
+    except ValueError:
+        budgets = [0]
     if any(b < 1 for b in budgets):
-        p.error(f"--turns needs budgets >= 1, got {args.turns}")
+        fail(f"--turns {args.turns}: expected comma-separated turn budgets >= 1, e.g. 2,4,8,16")
     explicit = None
     if args.seeds is not None:
         try:
             explicit = explicit_seed_tasks(cfg, args.seeds)
-        except ValueError as e:  # one line, before Ray: a typo should not cost an engine start
-            print(f"{p.prog}: {e}", file=sys.stderr)
-            return 2
+        except ValueError as e:
+            fail(str(e))
+    check_run(cfg, splits=() if explicit is not None else (args.split,), checkpoint=args.checkpoint)
     # Explicit seeds are evaluated every one; a split is sampled to eval.max_tasks.
     label, max_tasks = ("seeds", 0) if explicit is not None else (args.split, None)
     init_ray(cfg)
@@ -248,4 +254,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run(main)

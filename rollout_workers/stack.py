@@ -98,24 +98,8 @@ class Stack:
             raise ValueError("environment.urls is empty: set the site URLs (see deploy/README.md)")
 
     def tasks(self, split: str) -> list[Task]:
-        """The split's tasks: from `environment.{split}_tasks` when set, else the environment's own list."""
-        env = self.cfg.environment
-        path = env.train_tasks if split == "train" else env.test_tasks
-        if path:
-            from reward.plan import validate_file
-
-            tasks = validate_file(expand(path))  # every reward plan built now: a bad task fails here, named
-        elif env.kind == "bundled":
-            from sites.tasks import load_split
-
-            tasks = load_split(split)
-        elif env.kind == "miniwob":
-            from sites.miniwob.tasks import load_split as load_miniwob
-
-            tasks = load_miniwob(split, env.miniwob_tasks or None)
-        else:
-            raise ValueError(f"environment.{split}_tasks is required for environment.kind=webarena")
-        return self.prepare(tasks, f"{split} tasks")
+        """The split's tasks (`split_tasks`), placeholders filled with this stack's URLs."""
+        return self.prepare(split_tasks(self.cfg, split), f"{split} tasks")
 
     def prepare(self, tasks: list[Task], what: str = "tasks") -> list[Task]:
         """Tasks ready for this run: those of `environment.sites`, placeholders filled with this stack's URLs. Also
@@ -246,6 +230,39 @@ class Stack:
         if self.sites is not None:
             self.sites.stop()
             self.sites = None
+
+
+def split_tasks(cfg: TrainConfig, split: str) -> list[Task]:
+    """The split's tasks, placeholders unfilled: from `environment.{split}_tasks` when set (every reward plan
+    built now: a bad task fails here, named), else the environment's own list. ValueError naming the bad input;
+    it needs nothing running, so entry points call it before they start anything (rollout_workers.preflight)."""
+    env = cfg.environment
+    path = env.train_tasks if split == "train" else env.test_tasks
+    key = f"environment.{split}_tasks"
+    if path:
+        from reward.plan import validate_file
+
+        full = expand(path)
+        if not Path(full).is_file():
+            raise ValueError(f"{key} {path}: no such file (expected a JSON list of WebArena task configs)")
+        try:
+            return validate_file(full)
+        except (ValueError, OSError) as e:
+            raise ValueError(f"{key}: {e}") from None
+    if env.kind == "bundled":
+        from sites.tasks import load_split
+
+        return load_split(split)
+    if env.kind == "miniwob":
+        from sites.miniwob.tasks import load_split as load_miniwob
+
+        try:
+            return load_miniwob(split, env.miniwob_tasks or None)
+        except ValueError as e:
+            raise ValueError(f"environment.miniwob_tasks: {e}") from None
+    raise ValueError(
+        f"{key} is required for environment.kind=webarena (a WebArena task file: make webarena-tasks)"
+    )
 
 
 def ensure_dir(p: str | Path) -> Path:

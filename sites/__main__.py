@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import argparse
 import signal
-import sys
 import threading
 import time
+
+from common.cli import fail, run
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -85,8 +86,15 @@ def main(argv: list[str] | None = None) -> int:
     for add in _COMMANDS:
         add(sub)
     args = parser.parse_args(argv)
+    from sites.core import SITE_PACKAGES
+
+    unknown = [k for k in (getattr(args, "sites", "") or "").split(",") if k and k not in SITE_PACKAGES]
+    if unknown:  # checked before a site starts: one line, exit 2
+        fail(
+            f"--sites {args.sites}: unknown site(s) {', '.join(unknown)}; known: {', '.join(sorted(SITE_PACKAGES))}"
+        )
     return int(args.func(args))
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run(main)

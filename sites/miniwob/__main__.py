@@ -21,6 +21,8 @@ import sys
 import time
 from typing import Any
 
+from common.cli import fail, run
+
 
 def _serve(args: argparse.Namespace) -> int:
     from sites.miniwob.server import MiniwobServer
@@ -153,8 +155,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.set_defaults(func=_experts)
     args = parser.parse_args(argv)
+    if getattr(args, "tasks", ""):  # checked before a server or a browser starts: one line, exit 2
+        from sites.miniwob.tasks import checked_names
+
+        try:
+            checked_names([n for n in args.tasks.split(",") if n])
+        except ValueError as e:
+            fail(f"--tasks {args.tasks}: {e}")
     return int(args.func(args))
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run(main)

@@ -225,7 +225,7 @@ def config(name: str, seed: int, intent: str) -> dict[str, Any]:
     }
 
 
-def _checked_names(names: list[str] | None) -> list[str]:
+def checked_names(names: list[str] | None) -> list[str]:
     """`names` (default: all of TASKS), refused with each unknown name's reason."""
     names = list(names) if names else list(TASKS)
     unknown = [n for n in names if n not in TASKS]
@@ -253,7 +253,7 @@ def split_configs(split: str, names: list[str] | None = None) -> list[dict[str, 
     """Configs of one split, seed by seed then task by task, `names` selecting tasks (default: all of TASKS)."""
     if split not in SPLITS:
         raise ValueError(f"unknown split {split!r}; expected one of {', '.join(SPLITS)}")
-    return _configs(list(SEEDS[split]), _checked_names(names), utterances())
+    return _configs(list(SEEDS[split]), checked_names(names), utterances())
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -294,7 +294,7 @@ def seed_configs(
     instructions the stored table lacks are read from the pages now (`sites.miniwob.instructions`, on the server
     at `url`, or one started for the call)."""
     check_held_out(seeds)
-    names = _checked_names(names)
+    names = checked_names(names)
     stored = utterances()
     missing = {n: [s for s in seeds if str(s) not in stored.get(n, {})] for n in names}
     missing = {n: s for n, s in missing.items() if s}
