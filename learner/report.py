@@ -9,13 +9,13 @@ per-evaluation intervals hide.
 
 from __future__ import annotations
 
-import html
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
-from common.records import Trajectory, iter_jsonl, load_jsonl
+from common.records import Trajectory, iter_jsonl
+from learner.viewer import write_viewer
 from rollout_workers.metrics import RolloutSummary, wilson
 from rollout_workers.paired import METHOD, PairedDiff, align, paired_difference
 
@@ -48,7 +48,7 @@ def write_report(out: Path, history: list[dict[str, Any]], evals: dict[str, Roll
     records; its `rollout` entries are read as `RolloutSummary`."""
     out = Path(out)
     _curve(out / "curve.png", history)
-    viewer = _viewer(out)
+    viewer = write_viewer(out)
     lines = ["# Run report", ""] + _eval_table(history, evals)
     lines += _template_table(evals)
     lines += _paired_table(out)
@@ -314,57 +314,6 @@ def _curve(path: Path, history: list[dict[str, Any]]) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
-
-
-def _episode_html(t: Trajectory) -> str:
-    checks = "".join(
-        f"<li><b>{html.escape(c.type)}</b> {c.score}: {html.escape(c.why)}</li>" for c in t.checks
-    )
-    turns = []
-    for turn in t.turns:
-        shot = (
-            f'<img src="{html.escape(turn.observation.screenshot)}" width="480">'
-            if turn.observation.screenshot
-            else ""
-        )
-        action = turn.action.model_dump_json() if turn.action else f"parse error: {turn.parse_error}"
-        err = turn.observation.last_action_error
-        turns.append(
-            f"<div class='turn'><h4>turn {turn.index} · {html.escape(turn.observation.url)}</h4>"
-            + (f"<p class='err'>last action error: {html.escape(err)}</p>" if err else "")
-            + f"<details><summary>observation</summary><pre>{html.escape(turn.observation.text)}</pre></details>"
-            f"<pre class='model'>{html.escape(turn.completion_text)}</pre>"
-            f"<p><b>action</b> <code>{html.escape(action)}</code></p>{shot}</div>"
-        )
-    reward = "unscored" if t.reward is None else f"{t.reward:g}"
-    return (
-        f"<section><h3>task {html.escape(str(t.task_id))} #{t.sample_idx} · reward {reward} · "
-        f"{t.termination}{' · failure: ' + html.escape(t.failure) if t.failure else ''}</h3>"
-        f"<p>{html.escape(t.intent)}</p><p>answer: {html.escape(str(t.answer))}</p>"
-        f"<ul>{checks}</ul>{''.join(turns)}</section>"
-    )
-
-
-def _viewer(out: Path, per_file: int = 200) -> Path:
-    parts = [
-        "<html><head><meta charset='utf-8'><title>trajectories</title><style>"
-        "body{font-family:sans-serif;max-width:1100px;margin:auto} section{border-top:2px solid #444;"
-        "margin-top:1em} .turn{border-left:3px solid #9bd;padding-left:8px;margin:6px 0}"
-        " pre{white-space:pre-wrap;background:#f6f6f6;max-height:300px;overflow:auto} .err{color:#b00}"
-        " .model{background:#eef}</style></head><body><h1>Trajectories</h1>"
-    ]
-    paths = [eval_file(out, s, k) for s in STAGES for k in KINDS]
-    for path in paths + [out / "rollouts.jsonl", out / "eval_test.jsonl"]:
-        name = path.name
-        if not path.exists():
-            continue
-        trajs = load_jsonl(str(path))
-        parts.append(f"<h2>{html.escape(name)} ({len(trajs)} episodes; first {per_file})</h2>")
-        parts.extend(_episode_html(t) for t in trajs[:per_file])
-    parts.append("</body></html>")
-    path = out / "viewer.html"
-    path.write_text("\n".join(parts), encoding="utf-8")
-    return path
 
 
 def main(argv: list[str] | None = None) -> int:
