@@ -10,6 +10,9 @@
     collect.py     one RL iteration's draws: dynamic sampling, expert-guided members, what the update gets
     train.py       the driver: phases (eval, BC, RL), evaluations paired episode by episode, logging
     report.py      report.md, curve.png and viewer.html of a run (`python -m learner.report RUN_DIR`)
+    viewer.py      viewer.html: every episode, filtered, turn by turn, with the reward's checks (viewer.html/.js)
+    export.py      a run's trajectories as Parquet / JSONL (`python -m learner.report export RUN_DIR`), and back
+    run_files.py   which files of a run folder hold trajectories
 
 `from learner import LearnerActor` is resolved lazily so that importing the package stays cheap.
 """

@@ -1,6 +1,7 @@
 """End-of-run report: a results table (report.md), a learning curve (curve.png) and an HTML trajectory viewer.
 
 python -m learner.report RUN_DIR        # rebuild the report of a finished (or interrupted) run
+python -m learner.report export RUN_DIR --format parquet|jsonl [--out PATH]   # trajectories as a dataset
 
 Evaluations of a run play the same episodes, so the report also compares them pair by pair (`paired_from_files`:
 paired bootstrap interval of the difference, exact McNemar test), which sees a gain that two overlapping
@@ -318,8 +319,15 @@ def _curve(path: Path, history: list[dict[str, Any]]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["export"]:
+        from learner.export import main as export
+
+        return export(argv[1:])
     if len(argv) != 1:
-        print("usage: python -m learner.report RUN_DIR", file=sys.stderr)
+        print(
+            "usage: python -m learner.report RUN_DIR | export RUN_DIR [--format parquet|jsonl]",
+            file=sys.stderr,
+        )
         return 2
     out = Path(argv[0])
     history = read_log(out / "log.jsonl")

@@ -13,6 +13,8 @@ import random
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from common.actions import render_action, try_parse
 from common.records import CheckResult, Click, Observation, Stop, Trajectory, Turn, Type, dump_jsonl
 
@@ -115,7 +117,8 @@ def trajectory(
         if builder is not None:
             turn.prompt_ids = builder.build(intent, t.turns, obs)
             turn.completion_ids = builder.encode_completion(text_out)
-            turn.logprobs = [-rng.random() * 3 for _ in turn.completion_ids]
+            # float32 values, as vLLM returns them
+            turn.logprobs = [float(np.float32(-rng.random() * 3)) for _ in turn.completion_ids]
         t.turns.append(turn)
     t.final_url = t.turns[-1].observation.url
     stop = t.turns[-1].action
@@ -141,9 +144,10 @@ def build_run(
     builder: Any = None,
     obs_lines: tuple[int, int] = (60, 400),
     model_path: str | None = None,
+    demos: int = 0,
 ) -> dict[str, list[Trajectory]]:
-    """eval_before_bc.jsonl, rollouts.jsonl (appended per iteration), eval_after_rl.jsonl and config.json (when
-    `model_path` is given) in `run_dir`; returns what each file holds."""
+    """demos.jsonl (when `demos`), eval_before_bc.jsonl, rollouts.jsonl (appended per iteration),
+    eval_after_rl.jsonl and config.json (when `model_path` is given) in `run_dir`; returns what each file holds."""
     rng = random.Random(seed)
     run_dir.mkdir(parents=True, exist_ok=True)
     files: dict[str, list[Trajectory]] = {}
@@ -156,6 +160,13 @@ def build_run(
             out.append(trajectory(rng, task, i // len(TASKS), result, builder, obs_lines, meta))
         return out
 
+    if demos:  # the expert's solved episodes: no phase tags, source "expert"
+        files["demos.jsonl"] = [
+            trajectory(rng, TASKS[i % len(TASKS)], 0, "success", builder, obs_lines) for i in range(demos)
+        ]
+        for t in files["demos.jsonl"]:
+            t.source = "expert"
+        dump_jsonl(files["demos.jsonl"], str(run_dir / "demos.jsonl"))
     for label in ("before_bc", "after_rl"):
         files[f"eval_{label}.jsonl"] = episodes(eval_episodes, {"phase": "eval", "label": label})
     files["rollouts.jsonl"] = []
@@ -168,3 +179,27 @@ def build_run(
     if model_path is not None:
         (run_dir / "config.json").write_text(json.dumps({"model": {"path": model_path}}))
     return files
+
+
+def exported(t: Trajectory) -> Trajectory:
+    """`t` with only the fields the export keeps (learner/export.py's docstring); the others at their defaults."""
+    turns = [
+        Turn(
+            index=k,
+            observation=Observation(
+                text=x.observation.text,
+                url=x.observation.url,
+                last_action_error=x.observation.last_action_error,
+            ),
+            prompt_ids=x.prompt_ids,
+            completion_ids=x.completion_ids,
+            logprobs=x.logprobs,
+            completion_text=x.completion_text,
+            finish_reason=x.finish_reason,
+            action=x.action,
+            parse_error=x.parse_error,
+            weight_version=x.weight_version,
+        )
+        for k, x in enumerate(t.turns)
+    ]
+    return t.model_copy(update={"turns": turns})

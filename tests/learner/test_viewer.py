@@ -217,3 +217,77 @@ def test_a_long_file_keeps_its_newest_episodes(tmp_path, run):
     assert [(e["task"], e["sample"], e["iteration"]) for e in shown] == [
         (str(t.task_id), t.sample_idx, t.meta["iteration"]) for t in newest
     ]
+
+
+@pytest.mark.slow
+def test_episodes_played_for_real_in_the_viewer_and_the_export(local_rollout, browser, tmp_path):
+    """The scripted expert in Chromium on the bundled shop, scored by the real reward checks: three tasks solved and
+    the same three cut to one turn, saved as the driver saves an evaluation, then viewed and exported."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    import datasets
+    from run_factory import exported
+
+    from common.records import dump_jsonl
+    from learner.export import to_trajectories
+    from rollout_workers.policy import ExpertPolicy
+    from sites.server import SiteServer
+    from sites.tasks import load_split
+
+    sites = ["shopping", "shopping_admin"]
+    srv = SiteServer(base_port=0, data_dir=tmp_path / "sites", sites=sites)
+    srv.start()
+    try:
+        first = {}
+        for t in load_split("train", sites=sites):
+            first.setdefault(t.intent_template_id, t.with_urls(srv.urls))
+        tasks = [first[i] for i in (101, 106, 201)]  # an answer, a cart change, an admin answer
+        worker = local_rollout(
+            srv, browsers=1, overrides=["rollout.obs_max_tokens=4000", "model.max_context=8192"]
+        )
+
+        async def play(max_turns):
+            policy = ExpertPolicy(worker.builder, "webarena", False)
+            runs = worker.run_groups(tasks, 1, evaluation=True, policy=policy, max_turns=max_turns)
+            return [g.trajectories[0] async for g in runs]
+
+        # in a thread of its own: the sync Playwright of the `browser` fixture holds this thread's event loop
+        with ThreadPoolExecutor(1) as pool:
+            solved = pool.submit(asyncio.run, play(30)).result()
+            cut = pool.submit(asyncio.run, play(1)).result()
+    finally:
+        srv.stop()
+    assert [t.reward for t in solved] == [1.0] * 3 and [t.reward for t in cut] == [0.0] * 3
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    for label, trajs in (("before_bc", solved), ("after_bc", cut)):
+        for t in trajs:
+            t.meta.update(phase="eval", label=label)
+        dump_jsonl(trajs, str(run_dir / f"eval_{label}.jsonl"))
+    episodes = solved + cut
+
+    page = browser.new_page()
+    page.goto(write_viewer(run_dir).as_uri(), wait_until="load")
+    assert visible_rows(page) == 6
+    page.select_option("#f-outcome", "success")
+    assert visible_rows(page) == 3
+    page.select_option("#f-outcome", "")
+    for i, t in enumerate(episodes):
+        page.click(f"#episodes tbody tr[data-index='{i}']")
+        shown = _detail(page)
+        assert shown["checks"] == [[c.type, f"{c.score:g}", c.why] for c in t.checks]
+        assert [x["observation"] for x in shown["turns"]] == [x.observation.text for x in t.turns]
+        assert [x["reply"] for x in shown["turns"]] == [x.completion_text for x in t.turns]
+    assert page.evaluate("window.__pwned") is None
+    page.close()
+
+    assert report.main(["export", str(run_dir), "--tokenizer", "none"]) == 0
+    ds = datasets.load_dataset(
+        "parquet",
+        data_files=str(run_dir / "trajectories.parquet"),
+        split="train",
+        cache_dir=str(tmp_path / "hf"),
+    )
+    assert to_trajectories(ds) == [exported(t) for t in episodes]
+    assert all(ids for row in ds["prompt_ids"] for ids in row)
