@@ -22,9 +22,9 @@ column is null and the observations plus prompt_ids stand in. task_id is a strin
 screenshots, and the observation fields other than text, URL and last action error.
 
 Exactness: Parquet and `load_export` give back every value bit for bit. `datasets.load_dataset("json")` does for all
-but floats: pyarrow's JSON reader (26.0) builds an invalid array from a list of several nulls followed by a string
-(a reply-less turn's `actions`, an error-free episode's `last_action_errors`), and datasets then falls back to
-pandas' ujson, which may round a double's last digit or two (a logprob to ~1e-16 relative).
+but floats: pyarrow's JSON reader (26.0) builds an invalid array when a list column's first row holds two or more
+nulls and a later row a string (`last_action_errors` of an episode without failed actions, then one with), and
+datasets then falls back to pandas' ujson, which may round a double's last digit (a logprob to ~1e-16 relative).
 """
 
 from __future__ import annotations
@@ -242,6 +242,8 @@ def export_run(
         raise ExportError(f"unknown format {fmt!r} (expected one of {', '.join(FORMATS)})")
     check_run(run_dir)
     out = Path(out) if out is not None else run_dir / f"trajectories.{fmt}"
+    if not out.parent.is_dir() or out.is_dir():
+        raise ExportError(f"cannot write {out}: {'it is a folder' if out.is_dir() else 'no such folder'}")
     tmp = out.with_name(out.name + ".part")
     try:
         n = (_write_parquet if fmt == "parquet" else _write_jsonl)(rows(run_dir, tokenizer), tmp)

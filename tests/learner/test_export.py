@@ -142,3 +142,9 @@ def test_a_missing_or_empty_run_folder_exits_2_with_one_line(tmp_path, capsys):
         f"export: {tmp_path}'s trajectory files hold no trajectories"
     ]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["rollouts.jsonl"]  # no half-written output left
+
+
+def test_an_unwritable_out_exits_2_with_one_line(run, tmp_path, capsys):
+    out = tmp_path / "missing" / "t.parquet"
+    assert report.main(["export", str(run[0]), "--out", str(out), "--tokenizer", "none"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [f"export: cannot write {out}: no such folder"]
