@@ -10,6 +10,7 @@
     collect.py     one RL iteration's draws: dynamic sampling, expert-guided members, what the update gets
     train.py       the driver: phases (eval, BC, RL), evaluations paired episode by episode, logging
     report.py      report.md, curve.png and viewer.html of a run (`python -m learner.report RUN_DIR`)
+    export.py      a run's trajectories as Parquet / JSONL (`python -m learner.report export RUN_DIR`), and back
 
 `from learner import LearnerActor` is resolved lazily so that importing the package stays cheap.
 """

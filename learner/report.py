@@ -1,6 +1,7 @@
 """End-of-run report: a results table (report.md), a learning curve (curve.png) and an HTML trajectory viewer.
 
 python -m learner.report RUN_DIR        # rebuild the report of a finished (or interrupted) run
+python -m learner.report export RUN_DIR --format parquet|jsonl [--out PATH]   # trajectories as a dataset
 
 Evaluations of a run play the same episodes, so the report also compares them pair by pair (`paired_from_files`:
 paired bootstrap interval of the difference, exact McNemar test), which sees a gain that two overlapping
@@ -9,17 +10,17 @@ per-evaluation intervals hide.
 
 from __future__ import annotations
 
-import html
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from common.cli import fail, run
-from common.records import Trajectory, iter_jsonl, load_jsonl
+from common.records import Trajectory, iter_jsonl
 from rollout_workers.metrics import RolloutSummary, wilson
 from rollout_workers.paired import METHOD, PairedDiff, align, paired_difference
-from rollout_workers.viewer import episode_html, write_viewer
+from rollout_workers.run_files import trajectory_files
+from rollout_workers.viewer import write_viewer
 
 # The labels of a run's evaluations in the order they happen (Progress.stage in learner/train.py).
 STAGES = ("before_bc", "after_bc", "after_rl")
@@ -50,7 +51,7 @@ def write_report(out: Path, history: list[dict[str, Any]], evals: dict[str, Roll
     records; its `rollout` entries are read as `RolloutSummary`."""
     out = Path(out)
     _curve(out / "curve.png", history)
-    viewer = _viewer(out)
+    viewer = write_viewer(out)
     lines = ["# Run report", ""] + _eval_table(history, evals)
     lines += _template_table(evals)
     lines += _paired_table(out)
@@ -318,26 +319,17 @@ def _curve(path: Path, history: list[dict[str, Any]]) -> None:
     plt.close(fig)
 
 
-def _viewer(out: Path, per_file: int = 200) -> Path:
-    parts = []
-    paths = [eval_file(out, s, k) for s in STAGES for k in KINDS]
-    for path in paths + [out / "rollouts.jsonl", out / "eval_test.jsonl"]:
-        name = path.name
-        if not path.exists():
-            continue
-        trajs = load_jsonl(str(path))
-        parts.append(f"<h2>{html.escape(name)} ({len(trajs)} episodes; first {per_file})</h2>")
-        parts.extend(episode_html(t) for t in trajs[:per_file])
-    return write_viewer(out / "viewer.html", parts)
-
-
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["export"]:
+        from learner.export import main as export
+
+        return export(argv[1:])
     if len(argv) != 1:
-        fail("usage: python -m learner.report RUN_DIR (a run folder with log.jsonl, e.g. runs/demo)")
+        fail("usage: python -m learner.report RUN_DIR | export RUN_DIR [--format parquet|jsonl] [--out PATH]")
     out = Path(argv[0])
-    if not (out / "log.jsonl").is_file():
-        what = "no such folder" if not out.is_dir() else "no log.jsonl in this folder"
+    if not (out / "log.jsonl").is_file() and not trajectory_files(out):
+        what = "no such folder" if not out.is_dir() else "neither log.jsonl nor trajectories in this folder"
         fail(f"RUN_DIR {out}: {what} (expected a run folder written by learner.train, e.g. runs/demo)")
     history = read_log(out / "log.jsonl")
     evals = {h["label"]: RolloutSummary.from_json(h) for h in history if h.get("phase") == "eval"}

@@ -232,9 +232,9 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     dump_jsonl([traj], str(out / "episode.jsonl"))
-    from rollout_workers.viewer import episode_html, write_viewer
+    from rollout_workers.viewer import write_viewer
 
-    viewer = write_viewer(out / "viewer.html", [episode_html(traj)])
+    viewer = write_viewer(out)  # the folder's viewer.html, from episode.jsonl
     reward = "unscored" if traj.reward is None else f"{traj.reward:g}"
     print(
         f"\n[play] {traj.termination} after {len(traj.turns)} turn(s); answer: {traj.answer!r}; reward: {reward}"

@@ -295,7 +295,10 @@ CASES = {
     ),
     # learner.report
     "report-missing-run": (["-m", "learner.report", "runs/nope"], "RUN_DIR runs/nope: no such folder"),
-    "report-folder-without-log": (["-m", "learner.report", "{run}"], "RUN_DIR {run}: no log.jsonl"),
+    "report-folder-without-log": (
+        ["-m", "learner.report", "{run}"],
+        "RUN_DIR {run}: neither log.jsonl nor trajectories",
+    ),
     # reward
     "reward-missing-batch": (
         ["-m", "reward", "score", "--batch", "nope.jsonl"],

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -41,7 +42,10 @@ def check_episode(got: subprocess.CompletedProcess, out: Path, task_id: str, tur
     assert got.stdout.count("    action: ") + got.stdout.count("    no action: ") == len(traj["turns"])
     assert f"[play] {traj['termination']} after {len(traj['turns'])} turn(s)" in got.stdout
     page = (out / "viewer.html").read_text()
-    assert f"task {task_id} #0" in page and page.count("class='turn'") == len(traj["turns"])
+    data = json.loads(re.search(r'<script type="application/json" id="data">(.*?)</script>', page, re.S)[1])
+    [shown] = data["episodes"]  # the viewer's copy of the episode: every turn, in order
+    assert shown["task"] == str(task_id) and shown["sample"] == 0
+    assert [t["index"] for t in shown["turns"]] == [t["index"] for t in traj["turns"]]
     return traj
 
 
