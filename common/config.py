@@ -247,6 +247,12 @@ class RLConfig(_Section):
 class LearnerConfig(_Section):
     zero_stage: Literal[0, 1, 2, 3] = Field(2, description="DeepSpeed ZeRO stage")
     micro_batch_tokens: int = Field(4096, description="token budget of one micro-batch")
+    share_prompts: bool = Field(
+        True,
+        description="rows with one prompt (a group's first turns) form micro-batches that compute the prompt "
+        "once and the G completions on its KV (P + G*C tokens of work, not G*(P + C)); off under gradient "
+        "checkpointing",
+    )
     max_grad_norm: float = Field(1.0, description="gradient clipping (paper's code: 0.01)")
     offload_optimizer: bool = Field(False, description="keep optimizer states in host memory (ZeRO offload)")
     weight_decay: float = Field(0.0, description="AdamW weight decay")

@@ -32,7 +32,17 @@ from common.records import Trajectory, TrajectoryGroup, Turn
 from learner import checkpoint as ckpt
 from learner import engine as eng
 from learner.algos import kl_k3, policy_loss, sft_loss, tis_weights, token_entropy, token_logprobs
-from learner.samples import Batch, Sample, batch_logits, collate, demo_samples, micro_batches, rl_samples
+from learner.samples import (
+    Batch,
+    Sample,
+    batch_logits,
+    collate,
+    collate_shared,
+    demo_samples,
+    micro_batches,
+    rl_samples,
+    shared_prompt,
+)
 from learner.stats import BCSummary, StepStats
 from learner.weight_sync import PushStats
 
@@ -58,6 +68,8 @@ class LearnerActor:
         self._hf_ds = eng.hf_zero3_config(conf)  # must outlive every from_pretrained under ZeRO-3
         self.engine, self.scheduler = eng.build_engine(eng.load_model(self.model_path, cfg), cfg, world_size)
         self.engine.train()
+        # a cached prompt forward cannot be recomputed by gradient checkpointing (it would append its KV twice)
+        self.share_prompts = cfg.learner.share_prompts and not self.engine.module.is_gradient_checkpointing
         self.ref: Any = None  # the KL reference: built by begin_rl from the policy at the start of RL
         self._rl_begun = False
         self.tokenizer = _load_tokenizer(self.model_path)
@@ -103,15 +115,24 @@ class LearnerActor:
     def _my_batches(self, samples: list[Sample]) -> list[Batch]:
         """This rank's micro-batches. Every rank runs the same count (collectives must pair up): a rank short of
         one runs a copy of another with its mask zeroed, which adds nothing to the gradient."""
-        parts = micro_batches(samples, self.cfg.learner.micro_batch_tokens)
+        parts = self._parts(samples)
         per_rank = math.ceil(len(parts) / self.world_size)
         mine = parts[self.rank :: self.world_size]
-        batches = [collate([samples[i] for i in idx], self.pad_id) for idx in mine]
+        batches = [self._collate([samples[i] for i in idx]) for idx in mine]
         while len(batches) < per_rank:
             dummy = collate([samples[parts[0][0]]], self.pad_id)
             dummy.mask.zero_()
             batches.append(dummy)
         return [b.to(self.device) for b in batches]
+
+    def _parts(self, samples: Sequence[Sample]) -> list[list[int]]:
+        return micro_batches(samples, self.cfg.learner.micro_batch_tokens, share_prompts=self.share_prompts)
+
+    def _collate(self, rows: Sequence[Sample]) -> Batch:
+        """A micro-batch's tensors: rows with one prompt (a group's first turns) hold it once (`learner.share_prompts`)."""
+        if self.share_prompts and shared_prompt(rows):
+            return collate_shared(rows, self.pad_id)
+        return collate(rows, self.pad_id)
 
     def _optimizer_step(self) -> float:
         """One DeepSpeed step after the accumulated backward passes; returns the pre-clip gradient norm."""
@@ -244,8 +265,8 @@ class LearnerActor:
         """Teacher-forced check on demonstration turns: NLL per action token, the share of action tokens that are
         the model's argmax, and the share of turns whose whole reply is argmax (what greedy decoding would write)."""
         nll, correct, tokens, exact = 0.0, 0.0, 0.0, 0
-        for idx in micro_batches(list(samples), self.cfg.learner.micro_batch_tokens):
-            batch = collate([samples[i] for i in idx], self.pad_id).to(self.device)
+        for idx in self._parts(samples):
+            batch = self._collate([samples[i] for i in idx]).to(self.device)
             logits = self._logits(self.engine, batch).float()
             lp = token_logprobs(logits, batch.targets)
             hit = (logits.argmax(-1) == batch.targets).float() * batch.mask
@@ -417,8 +438,8 @@ class LearnerActor:
         checks)."""
         samples = [x if isinstance(x, Sample) else Sample.from_turn(x) for x in items]
         out: list[list[float]] = [[] for _ in samples]
-        for idx in micro_batches(samples, self.cfg.learner.micro_batch_tokens):
-            batch = collate([samples[i] for i in idx], self.pad_id).to(self.device)
+        for idx in self._parts(samples):
+            batch = self._collate([samples[i] for i in idx]).to(self.device)
             lp = self._logprobs(self.engine, batch, temperature).float().cpu()
             for row, i in enumerate(idx):
                 out[i] = lp[row][batch.mask[row].cpu() > 0].tolist()

@@ -55,6 +55,11 @@ class Sample:
     def trained_tokens(self) -> int:
         return sum(self.loss_mask[1:])  # the first token has no predictor
 
+    @property
+    def prompt_len(self) -> int:
+        """P: the tokens before the first trained one (the turn's prompt; the completion follows)."""
+        return next((i for i, m in enumerate(self.loss_mask) if m), len(self.loss_mask))
+
 
 def _turn_samples(
     traj: Trajectory,
@@ -172,15 +177,36 @@ def rl_samples(
     return samples, stats, skipped
 
 
-def micro_batches(samples: Sequence[Sample], token_budget: int) -> list[list[int]]:
+def micro_batches(
+    samples: Sequence[Sample], token_budget: int, *, share_prompts: bool = False
+) -> list[list[int]]:
     """Indices of samples per micro-batch, so that rows * longest row <= token_budget (a longer row goes alone).
 
-    Longest first, greedy: padding stays small because neighbours have similar lengths.
+    Longest first, greedy: padding stays small because neighbours have similar lengths. With `share_prompts`,
+    rows whose prompts are identical (a group's first turns: G samples of one page) first form micro-batches of
+    their own, which `collate` lays out with the prompt once (`shared_prompt`): P + n * C tokens of work instead
+    of n * (P + C); the rest are packed as above.
     """
-    order = sorted(range(len(samples)), key=lambda i: len(samples[i].input_ids), reverse=True)
     batches: list[list[int]] = []
+    rest = list(range(len(samples)))
+    if share_prompts:
+        by_prompt: dict[tuple[int, ...], list[int]] = {}
+        for i, s in enumerate(samples):
+            by_prompt.setdefault(tuple(s.input_ids[: s.prompt_len]), []).append(i)
+        rest = []
+        for prompt, idx in by_prompt.items():
+            if len(idx) < 2 or not prompt:
+                rest += idx
+                continue
+            longest = max(len(samples[i].input_ids) for i in idx) - len(prompt)
+            per = max(1, (token_budget - len(prompt)) // max(1, longest))
+            parts = [idx[k : k + per] for k in range(0, len(idx), per)]
+            batches += [p for p in parts if len(p) > 1]
+            rest += [p[0] for p in parts if len(p) == 1]
+    order = sorted(rest, key=lambda i: len(samples[i].input_ids), reverse=True)
+    start = len(batches)
     for i in order:
-        if batches:
+        if len(batches) > start:
             cur = batches[-1]
             longest = len(samples[cur[0]].input_ids)
             if (len(cur) + 1) * longest <= token_budget:
@@ -207,6 +233,9 @@ class Batch:
     sampling_logprobs: torch.Tensor  # [B, K] engine logprobs on trained tokens (NaN where unknown)
     lags: torch.Tensor  # [B] weight versions the row's sampler was behind the learner
     off_policy: torch.Tensor  # [B] bool: expert-played rows (Sample.off_policy)
+    # [1, P] the rows' one prompt when they share it (`shared_prompt`): input_ids are then the completions
+    # ([B, C], right-padded), position_ids continue after P, attention_mask covers [B, P + C], K = C
+    prompt_ids: torch.Tensor | None = None
 
     def to(self, device: torch.device | str) -> Batch:
         moved = {k: (v.to(device) if isinstance(v, torch.Tensor) else v) for k, v in self.__dict__.items()}
@@ -216,6 +245,8 @@ class Batch:
 def batch_logits(model: Any, batch: Batch) -> torch.Tensor:
     """[B, K, V] float32 next-token logits of `model` at the positions that predict `batch.targets` (the forward
     the learner trains with; callers choose the autocast around it)."""
+    if batch.prompt_ids is not None:
+        return _shared_prompt_logits(model, batch)
     out = model(
         input_ids=batch.input_ids,
         attention_mask=batch.attention_mask,
@@ -224,6 +255,70 @@ def batch_logits(model: Any, batch: Batch) -> torch.Tensor:
         use_cache=False,
     )
     return out.logits[:, :-1].float()
+
+
+def _shared_prompt_logits(model: Any, batch: Batch) -> torch.Tensor:
+    """The forward of a `shared_prompt` batch: the prompt once (its KV kept, with the graph), repeated over the B
+    rows, then the completions on top of it. The prompt's last logits predict each completion's first token;
+    completion position j predicts token j + 1. In backward the B rows' gradients meet in the one prompt, which is
+    what B separate rows would sum to."""
+    first = model(input_ids=batch.prompt_ids, use_cache=True, logits_to_keep=1)
+    cache = first.past_key_values
+    b = batch.input_ids.shape[0]
+    cache.batch_repeat_interleave(b)
+    out = model(
+        input_ids=batch.input_ids,
+        attention_mask=batch.attention_mask,
+        position_ids=batch.position_ids,
+        past_key_values=cache,
+        use_cache=True,
+    )
+    head = first.logits[:, -1:].expand(b, 1, -1)
+    return torch.cat([head, out.logits[:, :-1]], dim=1).float()
+
+
+def shared_prompt(samples: Sequence[Sample]) -> bool:
+    """Whether `collate` lays these rows out with their prompt once: two or more rows, one prompt."""
+    if len(samples) < 2:
+        return False
+    p = samples[0].prompt_len
+    return 0 < p and all(s.prompt_len == p and s.input_ids[:p] == samples[0].input_ids[:p] for s in samples)
+
+
+def collate_shared(samples: Sequence[Sample], pad_id: int) -> Batch:
+    """Rows that share their prompt (`shared_prompt`): the prompt once ([1, P]), the completions right-padded
+    ([B, C]); targets, mask and sampling logprobs in the completion's positions. `batch_logits` then computes the
+    prompt once for the B rows (the learner's side of a group's shared first page)."""
+    p = samples[0].prompt_len
+    c = max(len(s.input_ids) - p for s in samples)
+    b = len(samples)
+    ids = torch.full((b, c), pad_id, dtype=torch.long)
+    attn = torch.zeros((b, p + c), dtype=torch.long)
+    attn[:, :p] = 1
+    mask = torch.zeros((b, c), dtype=torch.float32)
+    samp = torch.full((b, c), float("nan"), dtype=torch.float32)
+    for r, s in enumerate(samples):
+        n = len(s.input_ids) - p
+        ids[r, :n] = torch.tensor(s.input_ids[p:], dtype=torch.long)
+        attn[r, p : p + n] = 1
+        mask[r, :n] = torch.tensor(s.loss_mask[p:], dtype=torch.float32)
+        ones = [i for i, m in enumerate(s.loss_mask[p:]) if m]
+        if len(s.sampling_logprobs) == len(ones):
+            samp[r, ones] = torch.tensor(s.sampling_logprobs, dtype=torch.float32)
+    return Batch(
+        input_ids=ids,
+        attention_mask=attn,
+        position_ids=torch.arange(p, p + c).expand(b, c).clone(),
+        logits_to_keep=c + 1,
+        targets=ids,
+        mask=mask,
+        advantages=torch.tensor([s.advantage for s in samples], dtype=torch.float32),
+        weights=torch.tensor([s.weight for s in samples], dtype=torch.float32),
+        sampling_logprobs=samp,
+        lags=torch.tensor([s.lag for s in samples], dtype=torch.long),
+        off_policy=torch.tensor([s.off_policy for s in samples], dtype=torch.bool),
+        prompt_ids=torch.tensor([samples[0].input_ids[:p]], dtype=torch.long),
+    )
 
 
 def collate(samples: Sequence[Sample], pad_id: int) -> Batch:
