@@ -144,9 +144,12 @@ class Trackers:
 
     def __init__(self, run_dir: str | Path, cfg: TrainConfig):
         self.dir = Path(run_dir)
-        saved = (
-            json.loads((self.dir / FILE).read_text(encoding="utf-8")) if (self.dir / FILE).exists() else {}
-        )
+        saved: dict[str, Any] = {}
+        if (self.dir / FILE).exists():
+            try:
+                saved = json.loads((self.dir / FILE).read_text(encoding="utf-8"))
+            except ValueError as e:  # torn or edited by hand: new tracker runs; log.jsonl is unharmed
+                log.warning("%s is not JSON (%s): the trackers start new runs", self.dir / FILE, e)
         self.step: int = int(saved.get("step", 0))
         self.runs: dict[str, dict[str, Any]] = saved.get("runs", {})
         self.active: dict[str, Any] = {}
@@ -156,7 +159,9 @@ class Trackers:
                 self.active[name] = _OPEN[name](self.dir, cfg.logging, self.runs.setdefault(name, {}), params)
             except ImportError as e:
                 log.warning(
-                    "tracker %s is not installed (%s; pip install -e '.[trackers]'): run goes on", name, e
+                    "tracker %s is not installed (%s; pip install -e '.[trackers]'): the run goes on without it",
+                    name,
+                    e,
                 )
             except Exception as e:  # noqa: BLE001 - any failure of a tracker must leave the run going
                 log.warning(
