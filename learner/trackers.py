@@ -69,7 +69,7 @@ def flatten(value: Any, name: str) -> dict[str, float]:
     out: dict[str, float] = {}
     if isinstance(value, dict):
         for key, item in value.items():
-            out.update(flatten(item, f"{name}/{_REFUSED.sub('_', str(key))}"))
+            out.update(flatten(item, f"{name}/{_part(key)}"))
     elif isinstance(value, list | tuple) and all(
         isinstance(x, int | float) and not isinstance(x, bool) for x in value
     ):
@@ -79,19 +79,26 @@ def flatten(value: Any, name: str) -> dict[str, float]:
     return out  # strings, None, lists of records: left to log.jsonl
 
 
+def _part(key: Any) -> str:
+    """A dict key as one part of a name: refused characters as '_', and never empty, '.' or '..' (MLflow takes
+    names for paths)."""
+    part = _REFUSED.sub("_", str(key))
+    return "_" if part in ("", ".", "..") else part
+
+
 def series(record: dict[str, Any], last_step: int) -> list[tuple[int, dict[str, float]]]:
     """One log.jsonl record as (step, metrics) points, in step order."""
-    phase = _REFUSED.sub("_", str(record.get("phase", "log")))
+    phase = _part(record.get("phase", "log"))
     body = {k: v for k, v in record.items() if k not in ("time", "phase")}
     if phase == "rl":
         return [(int(body.get("learner", {}).get("iteration", last_step)), flatten(body, "rl"))]
     if phase == "bc":
         return _bc_series(body, last_step)
     if phase == "eval":
-        return [(last_step, flatten(body, _REFUSED.sub("_", f"eval/{body.pop('label', 'unlabelled')}")))]
+        return [(last_step, flatten(body, f"eval/{_part(body.pop('label', ''))}"))]
     if phase == "paired":
-        prefix = f"paired/{body.pop('before', '')}-{body.pop('after', '')}/{body.pop('kind', '')}"
-        return [(last_step, flatten(body, _REFUSED.sub("_", prefix)))]
+        pair = _part(f"{body.pop('before', '')}-{body.pop('after', '')}")
+        return [(last_step, flatten(body, f"paired/{pair}/{_part(body.pop('kind', ''))}"))]
     if phase == "engines":  # engine indices and reasons: what a chart can show is how many
         counts = {
             "back_in_service": len(body.get("back_in_service") or []),

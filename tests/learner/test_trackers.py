@@ -257,7 +257,7 @@ def test_flatten_names_and_left_out_values():
         "learner": {"iteration": 7, "loss": float("nan"), "no_signal": True, "grad_norms": [0.5, 0.25]},
         "rollout": {"success_ci95": [0.1, 0.9], "termination": {"stop": 3}, "curriculum": None},
         "push": {"method": "file", "engine_seconds": [1.0]},
-        "odd key": {"a:b": 2},
+        "odd key": {"a:b": 2, "": 3, "..": 4},
     }
     assert trk.series(record, last_step=3) == [
         (
@@ -272,6 +272,7 @@ def test_flatten_names_and_left_out_values():
                 "rl/rollout/termination/stop": 3.0,
                 "rl/push/engine_seconds/0": 1.0,
                 "rl/odd key/a_b": 2.0,
+                "rl/odd key/_": 4.0,
             },
         )
     ]
@@ -406,3 +407,13 @@ def test_a_tracker_that_fails_while_logging_is_dropped_with_one_warning(tmp_path
     board = _tensorboard(run.out)
     for name, want in _expected(log).items():
         _close(board.get(name, []), want, f"tensorboard {name}")
+
+
+def test_a_torn_trackers_file_starts_new_runs_with_one_warning(tmp_path, caplog):
+    cfg = _cfg(tmp_path, ["tensorboard"])
+    (tmp_path / trk.FILE).write_text('{"step": 4, "runs": {"mlfl')  # the file cut off mid-write
+    with caplog.at_level(logging.WARNING, logger="learner.trackers"):
+        run, log = _log_through_driver(cfg, _records()[:2])
+    assert [r.getMessage().split(" (")[0] for r in caplog.records] == [f"{tmp_path / trk.FILE} is not JSON"]
+    assert json.loads((tmp_path / trk.FILE).read_text())["step"] == log[1]["iteration"]
+    assert _tensorboard(run.out)["eval/before_bc/success"] == [(0, log[0]["success"])]
