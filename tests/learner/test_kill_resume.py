@@ -127,7 +127,7 @@ def _assert_trackers_continued(out: Path, before: dict) -> None:
     from tbparse import SummaryReader
 
     after = json.loads((out / "trackers.json").read_text())["runs"]
-    assert after["mlflow"] == before["mlflow"]
+    assert before["mlflow"]["run_id"] and after["mlflow"] == before["mlflow"]
     client = MlflowClient(after["mlflow"]["uri"])
     assert len(client.search_runs([client.get_run(after["mlflow"]["run_id"]).info.experiment_id])) == 1
     history = client.get_metric_history(after["mlflow"]["run_id"], "rl/iteration")
