@@ -417,3 +417,21 @@ def test_a_torn_trackers_file_starts_new_runs_with_one_warning(tmp_path, caplog)
     assert [r.getMessage().split(" (")[0] for r in caplog.records] == [f"{tmp_path / trk.FILE} is not JSON"]
     assert json.loads((tmp_path / trk.FILE).read_text())["step"] == log[1]["iteration"]
     assert _tensorboard(run.out)["eval/before_bc/success"] == [(0, log[0]["success"])]
+
+
+def test_wandb_is_offline_without_an_api_key(tmp_path, monkeypatch):
+    for name in ("WANDB_API_KEY", "WANDB_MODE", "WANDB_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.netrc from `wandb login`
+    assert not trk._wandb_key()
+    cfg = _cfg(tmp_path / "run", ["wandb"], "logging.wandb_mode=auto")
+    _log_through_driver(cfg, _records()[:1])
+    assert json.loads((tmp_path / "run" / trk.FILE).read_text())["runs"]["wandb"]["mode"] == "offline"
+
+    netrc = tmp_path / ".netrc"  # what `wandb login` writes
+    netrc.write_text("machine api.wandb.ai\n  login user\n  password 0123456789abcdef\n")
+    netrc.chmod(0o600)
+    assert trk._wandb_key()
+    netrc.unlink()
+    monkeypatch.setenv("WANDB_API_KEY", "0123456789abcdef")
+    assert trk._wandb_key()
