@@ -334,6 +334,29 @@ class LoggingConfig(_Section):
     metrics: bool = Field(True, description="export ray.util.metrics to Ray's Prometheus endpoint")
     progress: bool = Field(True, description="progress bars on the console")
     save_trajectories: bool = Field(True, description="write every trajectory as JSONL")
+    trackers: list[Literal["tensorboard", "wandb", "mlflow"]] = Field(
+        default_factory=lambda: ["tensorboard"],
+        description="experiment trackers that also get every log.jsonl record (learner/trackers.py); a missing "
+        "package or a failing tracker is one warning and the run goes on",
+    )
+    wandb_project: str = Field("webagent-rl", description="Weights & Biases project")
+    wandb_mode: Literal["auto", "online", "offline"] = Field(
+        "auto",
+        description="W&B mode; auto = WANDB_MODE when set, else online with an API key (WANDB_API_KEY or "
+        "`wandb login`), else offline files in <run folder>/wandb (`wandb sync` uploads them later)",
+    )
+    mlflow_uri: str | None = Field(
+        None,
+        description="MLflow tracking URI; None = MLFLOW_TRACKING_URI when set, else a file store in "
+        "<run folder>/mlruns",
+    )
+    mlflow_experiment: str = Field("webagent-rl", description="MLflow experiment the run is logged under")
+
+    @model_validator(mode="after")
+    def _check_trackers(self) -> LoggingConfig:
+        if len(set(self.trackers)) != len(self.trackers):
+            raise ValueError(f"logging.trackers names a tracker twice: {self.trackers}")
+        return self
 
 
 class TrainConfig(_Section):

@@ -33,13 +33,13 @@ install_python() {
   if [ "$ROLE" = gpu ]; then
     # vLLM first: it pins the CUDA build of torch that everything else then reuses.
     $PY -m pip install -q "vllm>=0.10"
-    $PY -m pip install -q -e .
+    $PY -m pip install -q -e ".[trackers]"  # the driver's TensorBoard (and W&B, MLflow when asked)
     # flash-attn compiles against the installed torch, so it must see it (no build isolation).
     $PY -m pip install -q --no-build-isolation "flash-attn>=2.6"
   elif [ "$ROLE" = cpu ]; then
     # The CPU wheel of torch, so DeepSpeed's dependency does not pull a multi-GB CUDA build onto CPU machines.
     $PY -m pip install -q torch --index-url https://download.pytorch.org/whl/cpu
-    $PY -m pip install -q -e .
+    $PY -m pip install -q -e ".[trackers]"  # the driver's TensorBoard (and W&B, MLflow when asked)
   else
     echo "unknown role '$ROLE' (use gpu or cpu)" >&2
     exit 2

@@ -9,6 +9,7 @@
     curriculum.py  which train tasks RL draws: filters, per-task rest, templates weighted by their mixed-group share
     collect.py     one RL iteration's draws: dynamic sampling, expert-guided members, what the update gets
     train.py       the driver: phases (eval, BC, RL), evaluations paired episode by episode, logging
+    trackers.py    every log record also to TensorBoard / W&B / MLflow, one run each across resumes
     report.py      report.md, curve.png and viewer.html of a run (`python -m learner.report RUN_DIR`)
     export.py      a run's trajectories as Parquet / JSONL (`python -m learner.report export RUN_DIR`), and back
 

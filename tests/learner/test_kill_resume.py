@@ -42,6 +42,8 @@ def _overrides(model: str, out: Path) -> list[str]:
         "rl.curriculum=uniform",
         "learner.checkpoint_every=1",
         "learner.keep_checkpoints=2",
+        # the resubmitted run must continue the killed one's tracker runs
+        "logging.trackers=[tensorboard,mlflow]",
     ]
 
 
@@ -87,7 +89,9 @@ def _kill_group(proc: subprocess.Popen) -> None:
     time.sleep(2)
 
 
-def test_sigkill_at_a_random_point_of_rl_then_resubmit_gives_the_uninterrupted_run(tiny_model_dir, tmp_path):
+def test_sigkill_at_a_random_point_of_rl_then_resubmit_gives_the_uninterrupted_run(
+    tiny_model_dir, tmp_path, monkeypatch
+):
     whole = tmp_path / "whole"
     proc = _start(tiny_model_dir, whole)
     assert proc.wait(timeout=900) == 0
@@ -105,9 +109,31 @@ def test_sigkill_at_a_random_point_of_rl_then_resubmit_gives_the_uninterrupted_r
     time.sleep(rng.uniform(0.0, 3.0))
     assert proc.poll() is None, "the run ended before it could be killed"
     _kill_group(proc)
+    tracked = json.loads((killed / "trackers.json").read_text())["runs"]
 
     proc = _start(tiny_model_dir, killed)
     assert proc.wait(timeout=900) == 0
     assert _tasks_by_iteration(killed) == want
     iterations = [r["iteration"] for r in _rl_records(killed)]
     assert iterations == [0, 1, 2, 3]  # none repeated, none missing
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")  # as the driver does for its file store
+    _assert_trackers_continued(killed, tracked)
+
+
+def _assert_trackers_continued(out: Path, before: dict) -> None:
+    """One MLflow run and one TensorBoard folder across the kill, with every RL iteration at its learner step; an
+    iteration that had begun before the kill runs again and is logged again at the same step."""
+    from mlflow.tracking import MlflowClient
+    from tbparse import SummaryReader
+
+    after = json.loads((out / "trackers.json").read_text())["runs"]
+    assert before["mlflow"]["run_id"] and after["mlflow"] == before["mlflow"]
+    client = MlflowClient(after["mlflow"]["uri"])
+    assert len(client.search_runs([client.get_run(after["mlflow"]["run_id"]).info.experiment_id])) == 1
+    history = client.get_metric_history(after["mlflow"]["run_id"], "rl/iteration")
+    logged = {(r["learner"]["iteration"], r["iteration"]) for r in _rl_records(out)}
+    assert {(m.step, int(m.value)) for m in history} == logged
+    frame = SummaryReader(str(out / "tensorboard")).scalars
+    rows = frame[frame["tag"] == "rl/iteration"]
+    assert set(zip(rows["step"].astype(int), rows["value"].astype(int), strict=True)) == logged
+    assert len(list((out / "tensorboard").glob("events.out.tfevents.*"))) == 2  # one per driver session
