@@ -40,6 +40,7 @@ BENCHES = [
     ("overlap", "bench_overlap.py", [], ["--iterations", "3"]),
     ("rollouts", "bench_rollouts.py", [], ["--tasks", "4"]),
     ("learner_options", "bench_learner_options.py", [], ["--repeats", "1"]),
+    ("shared_prompts", "bench_shared_prompts.py", [], ["--repeats", "1"]),
 ]
 
 

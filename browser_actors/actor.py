@@ -15,6 +15,9 @@ A MiniWoB++ task (`task.miniwob`) is seeded and started on its page at reset (br
 observation then carries `done` once the page has given its reward, and the final state carries that reward.
 `local_sites` are served from the actor's own process on 127.0.0.1 (MiniWoB++'s static pages): a task's placeholder
 for such a site is filled at reset, on the browser's node, so a browser on any machine of a cluster reaches them.
+Each actor's server has its own port, so observations show such a site at one origin, `http://<site>.local`, and a
+`goto` there reaches the actor's own server: the model never sees which actor (or port) played an episode, so a
+group's G first pages are one prompt (vLLM computes it once, and so does the learner: `learner.share_prompts`).
 """
 
 from __future__ import annotations
@@ -61,6 +64,8 @@ class BrowserActor:
         self.auth_dir, self.env_urls, self.headless = auth_dir, dict(env_urls or {}), headless
         self._servers: list[Any] = []
         self.local_urls = self._start_local_sites(local_sites or {})
+        # what observations show for each served origin (and what a `goto` may name instead of it)
+        self.shown = {url.rstrip("/"): f"http://{key}.local" for key, url in self.local_urls.items()}
         self.env_urls.update(self.local_urls)
         self.output_dir = Path(output_dir) if output_dir else None
         self.mode = self.cfg.observation  # may be switched between steps ("html" | "axtree")
@@ -242,7 +247,17 @@ class BrowserActor:
             return await self._guarded_observe("the page had crashed and was reloaded", infra="page crashed")
         return await self._guarded(self._act(action), f"step ({action.type})")
 
+    def _show(self, text: str | None) -> str | None:
+        """`text` with each served origin replaced by the origin observations show for it."""
+        for real, shown in self.shown.items():
+            text = text.replace(real, shown) if text else text
+        return text
+
     async def _act(self, action: Any) -> R.Observation:
+        if isinstance(action, R.Goto):  # a shown origin leads to this actor's own server
+            for real, shown in self.shown.items():
+                if action.url.startswith(shown):
+                    action = action.model_copy(update={"url": real + action.url[len(shown) :]})
         executor = Executor(self._allow, self.guard, self.cfg.settle_timeout_s * 1000)
         self._page, error = await executor.run(action, self._page)
         return await self._after_action(error)
@@ -289,6 +304,9 @@ class BrowserActor:
             links=self.cfg.html_links,
         )
         obs.infra_error = infra
+        if self.shown:
+            obs.url, obs.short = self._show(obs.url), self._show(obs.short)
+            obs.text, obs.last_action_error = self._show(obs.text), self._show(obs.last_action_error)
         if self._miniwob is not None:
             obs.done = (await MW.read(page, *self._miniwob)).done
         if self.cfg.screenshots and self._episode_dir():

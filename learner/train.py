@@ -433,6 +433,7 @@ class Run:
 
     async def main(self) -> dict[str, RolloutSummary]:
         p = self.progress
+        ran = not p.finished
         if p.finished:
             print(f"[train] {self.out} holds a finished run: nothing to do (remove progress.json to re-run)")
         for i, phase in enumerate(self.cfg.phases):
@@ -456,6 +457,8 @@ class Run:
         report = write_report(self.out, read_log(self.out / "log.jsonl"), p.evals)
         print(f"[train] report: {report}", flush=True)
         total, ckpts = _folder_bytes(self.out), _folder_bytes(self.out / "checkpoints")
+        if ran:  # a finished run submitted again logs nothing
+            self._log({"phase": "run", "folder_bytes": total, "checkpoint_bytes": ckpts})
         print(
             f"[train] run folder {self.out}: {total / 1e9:.2f} GB, of which checkpoints {ckpts / 1e9:.2f} GB",
             flush=True,

@@ -13,6 +13,19 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 
 
+@pytest.fixture(scope="module")
+def browser():
+    """A headless Chromium (Debian's, through Playwright's sync API) for a module's page tests."""
+    from playwright.sync_api import sync_playwright
+
+    from common.chromium import CHROMIUM_ARGS, chromium_executable
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=chromium_executable(), args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory) -> str:
     """A random 2-layer Llama (head_dim 64) with SmolLM2's tokenizer and chat template."""

@@ -106,8 +106,11 @@ def test_expert_rows_are_never_clipped(learner):
     assert on_policy.clip_frac > 0
 
 
-def _gradient(learner, samples, token_budget: int) -> tuple[int, dict[str, torch.Tensor]]:
+def _gradient(
+    learner, samples, token_budget: int, share: bool = False
+) -> tuple[int, dict[str, torch.Tensor]]:
     learner.cfg.learner.micro_batch_tokens = token_budget
+    learner.share_prompts = share
     batches = learner._my_batches(samples)
     learner._rl_pass(batches, None, [None] * len(batches), kl_on=False)
     grads = {}
@@ -126,13 +129,17 @@ def test_gradient_over_micro_batches_equals_one_micro_batch(learner):
     try:
         n_one, one = _gradient(learner, samples, 10**6)
         n_many, many = _gradient(learner, samples, 40)  # one row each
+        # group 0's two rows share their prompt: one micro-batch computes it once (learner.share_prompts)
+        n_shared, shared = _gradient(learner, samples, 10**6, share=True)
     finally:
         learner.cfg.learner.micro_batch_tokens = 4096
-    assert n_one == 1 and n_many == len(samples) == 4
+        learner.share_prompts = True
+    assert n_one == 1 and n_many == len(samples) == 4 and n_shared == 2
     for name, g in one.items():
         # float32 sums in another order (and other padding): ~1e-5 of a tensor's largest entry
         scale = float(g.abs().max())
         assert scale > 0 and torch.allclose(many[name], g, rtol=1e-4, atol=1e-4 * scale), name
+        assert torch.allclose(shared[name], g, rtol=1e-4, atol=1e-4 * scale), name
 
 
 def test_a_fresh_rl_phase_warms_up_over_rl_warmup_steps(learner):

@@ -68,7 +68,7 @@ def test_training_loop_end_to_end(ray_session, tiny_model_dir, tmp_path):
     out = tmp_path / "run"
     log = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
     phases = [r["phase"] for r in log]
-    assert phases == ["eval", "bc", "rl", "rl", "eval", "paired"], phases
+    assert phases == ["eval", "bc", "rl", "rl", "eval", "paired", "run"], phases
     bc = log[1]
     assert bc["demos"] >= 1 and bc["loss_last"] < bc["loss_first"]
     rl = [r for r in log if r["phase"] == "rl"]
@@ -105,6 +105,8 @@ def test_training_loop_end_to_end(ray_session, tiny_model_dir, tmp_path):
             ("rl/push/seconds", step, r["push"]["seconds"]),
         ]
     wanted.append(("eval/after_rl/success", rl[-1]["learner"]["iteration"], log[4]["success"]))
+    wanted.append(("run/folder_bytes", rl[-1]["learner"]["iteration"], log[6]["folder_bytes"]))
+    assert log[6]["folder_bytes"] > log[6]["checkpoint_bytes"] > 0
     for tag, step, value in wanted:
         if value is not None:  # None (nothing scorable) is left out of the trackers
             assert board[(tag, step)] == pytest.approx(value, rel=1e-6), (tag, step)

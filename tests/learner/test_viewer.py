@@ -16,7 +16,6 @@ import time
 import pytest
 from run_factory import INJECTION, TASKS, build_run
 
-from common.chromium import CHROMIUM_ARGS, chromium_executable
 from learner import report
 from rollout_workers.viewer import write_viewer
 
@@ -41,16 +40,6 @@ def run(tmp_path_factory):
         for t in files[name]
     ]
     return run_dir, episodes
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=chromium_executable(), args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture

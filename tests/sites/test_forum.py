@@ -8,21 +8,10 @@ import re
 import httpx
 import pytest
 
-from common.chromium import CHROMIUM_ARGS, chromium_executable
 from sites.forum import queries
 from sites.forum.constants import DB_GROUP, DEFAULT_USER
 
 VOTE_CLASS = "document.querySelector('div.submission__vote').querySelector('form').getAttribute('class')"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=chromium_executable(), args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ import re
 import httpx
 import pytest
 
-from common.chromium import CHROMIUM_ARGS, chromium_executable
 from sites.gitlab import queries
 from sites.gitlab.constants import DB_GROUP, DEFAULT_USER
 
@@ -24,16 +23,6 @@ NOTES_LAST_JS = (
     "document.querySelector('[id=\"notes-list\"').lastElementChild"
     ".querySelector('.timeline-discussion-body').outerText"
 )
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=chromium_executable(), args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture

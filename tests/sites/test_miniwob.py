@@ -60,7 +60,7 @@ def test_server_serves_the_package_pages_as_utf8_and_lists_no_folders(server):
     assert httpx.get(f"{server.url}/miniwob/").status_code == 404
 
 
-def test_actor_serves_the_pages_itself_and_fills_the_task_on_its_own_node(server, rewarder):
+def test_actor_serves_the_pages_itself_and_fills_the_task_on_its_own_node(server, rewarder, actor):
     """What a browser node of a cluster does: the task arrives with __MINIWOB__ unfilled, the actor fills it with
     the server it runs on 127.0.0.1, confines the episode to that origin, and the page's reward is scored."""
     from browser_actors.actor import BrowserActor
@@ -74,11 +74,17 @@ def test_actor_serves_the_pages_itself_and_fills_the_task_on_its_own_node(server
     try:
         assert own.startswith("http://127.0.0.1:") and own != server.url and a.env_urls == {"miniwob": own}
         obs = a.reset(t)
-        assert obs.url == f"{own}/miniwob/click-button.html"
+        # shown at the site's one origin, whichever actor (port) serves it: equal pages, equal prompts
+        assert obs.url == "http://miniwob.local/miniwob/click-button.html" and own not in obs.short
+        actor.mode = a.mode
+        first = actor.reset(task(server, "click-button", k=1))
+        assert (first.text, first.title) == (obs.text, obs.title) and first.url.startswith(server.url)
         label = re.search(r'"(.*)"', t.intent).group(1)
         blocked = a.step(R.Goto(url=server.task_url("click-button")))  # the same pages on another origin
         assert "not in the allow-list" in blocked.last_action_error and blocked.url == obs.url
-        obs = a.step(R.Click(element_id=button(blocked, label)))
+        again = a.step(R.Goto(url=obs.url))  # the shown origin leads to the actor's own server
+        assert not again.last_action_error and again.url == obs.url
+        obs = a.step(R.Click(element_id=button(a.reset(t), label)))
         final = a.final_state()
         assert obs.done and final.env_urls == {"miniwob": own} and final.url.startswith(own)
         reward = rewarder.score(t, final)
