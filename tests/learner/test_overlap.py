@@ -126,7 +126,7 @@ def _run(tmp_path, overlap: bool):
     engine = Engine()
     run = Run.__new__(Run)
     run.cfg, run.out, run.iteration, run.history, run.bc_checkpoint = cfg, tmp_path, 0, [], None
-    run._last_log = 0.0
+    run._last_log, run.trackers = 0.0, None
     run.stack, run.metrics, run.learner = Stack(Worker(engine)), RayMetrics(enabled=False), Learner(engine)
     asyncio.run(run.phase_rl())
     return run
