@@ -146,6 +146,7 @@ async def play(
     headed: bool = False,
     sandboxes: Any = None,
     rewarder: Any = None,
+    local_sites: dict[str, Any] | None = None,
 ) -> Trajectory:
     """One episode of `task` by the model at `checkpoint`, printed as it goes; scored when `rewarder` is given."""
     from transformers import AutoTokenizer
@@ -162,7 +163,10 @@ async def play(
     engine = InferenceActor(
         checkpoint, inf, max_model_len=cfg.model.max_context, dtype=cfg.model.dtype, weight_sync="file"
     )
-    browser = BrowserActor(ro, auth_dir=auth_dir or None, env_urls=urls, headless=not headed)
+    # MiniWoB++: the browser actor serves the pages itself (`local_sites`), as in training
+    browser = BrowserActor(
+        ro, auth_dir=auth_dir or None, env_urls=urls, headless=not headed, local_sites=local_sites
+    )
     token = None
     try:
         print(f"[play] starting the engine on {checkpoint}", flush=True)
@@ -272,6 +276,7 @@ def _play_task(cfg: TrainConfig, task: Task, args: argparse.Namespace) -> Trajec
                 headed=args.headed,
                 sandboxes=sandboxes,
                 rewarder=rewarder,
+                local_sites=stack.local_sites,
             )
         )
     finally:
