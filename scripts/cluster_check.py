@@ -345,7 +345,7 @@ def verify(dash: int, out: Path, problems: list[str]) -> int:
         problems.append("no BrowserActor ran")
     if not placed <= browser_nodes:
         problems.append(f"browser actors on {placed}, browser nodes are {browser_nodes}")
-    if [r["phase"] for r in log] != ["bc", "rl", "eval"]:
+    if [r["phase"] for r in log] != ["bc", "rl", "eval", "run"]:
         problems.append(f"phases logged: {[r['phase'] for r in log]}")
     names = sorted(a.name for a in list_actors(address=address, detail=True, limit=1000) if a.name)
     print(
