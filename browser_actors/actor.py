@@ -28,8 +28,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, get_args
 
-from browser_actors import episode as E
 from browser_actors import miniwob as MW
+from browser_actors import start_state as E
 from browser_actors.context import EpisodeContext
 from browser_actors.executor import Executor
 from browser_actors.observation import build

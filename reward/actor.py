@@ -32,10 +32,10 @@ from common.records import FinalState, Reward
 from common.sites import SANDBOX_COOKIE
 from common.tasks import PLACEHOLDERS, Task
 from common.text import cut
-from reward.evaluate import NavigationError, SandboxGone, run_plan
 from reward.funcs import make_helpers
 from reward.judge import Judge, make_judge
 from reward.plan import PlanError, build_plan
+from reward.score_plan import NavigationError, SandboxGone, run_plan
 
 # What a check never reads: pictures, media and fonts are not fetched, so `load` waits for the document, its
 # styles and scripts only (styles stay: they decide what `outerText` shows).

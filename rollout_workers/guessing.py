@@ -20,8 +20,8 @@ from typing import Any
 
 from common.records import Trajectory
 from common.tasks import Task
-from reward.evaluate import string_checks
 from reward.plan import StringStep, build_plan
+from reward.score_plan import string_checks
 from sites.tasks.steps import base_url, on_page
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import make_task
 
-from browser_actors import episode as E
+from browser_actors import start_state as E
 from common.tasks import load_tasks
 
 # WebArena-Lite's 165 test configs, kept beside the repository (../shared/webarena/)

@@ -8,8 +8,8 @@ import pytest
 
 from common.tasks import Task
 from reward import checks as C
-from reward.evaluate import combine, string_checks
 from reward.plan import build_plan
+from reward.score_plan import combine, string_checks
 
 
 def _task(reference_answers: dict, *, eval_types=("string_match",), **eval_extra) -> Task:
