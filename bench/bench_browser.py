@@ -26,7 +26,7 @@ from report import Figure, save  # noqa: E402
 
 from browser_actors.actor import BrowserActor  # noqa: E402
 from common import records as R  # noqa: E402
-from common.config import RolloutConfig  # noqa: E402
+from common.config import BrowserConfig  # noqa: E402
 from common.tasks import Task  # noqa: E402
 
 FIXED_SLEEP_MS = 3000
@@ -143,7 +143,7 @@ def main() -> None:
     ap.add_argument("--baseline-steps", type=int, default=4, help="steps measured with the 3 s sleep")
     ap.add_argument("--mode", choices=["html", "axtree"], default="html")
     args = ap.parse_args()
-    cfg = RolloutConfig(observation=args.mode, obs_max_tokens=4000)
+    cfg = BrowserConfig(observation=args.mode)
 
     from ba_fixture_server import FixtureServer
 

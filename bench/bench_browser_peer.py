@@ -31,7 +31,7 @@ CHROMIUM = "/usr/bin/chromium"
 
 def ours(srv, mode: str, loops: int) -> tuple[list[float], list[str]]:
     from browser_actors.actor import BrowserActor
-    from common.config import RolloutConfig
+    from common.config import BrowserConfig
     from common.tasks import Task
 
     base = srv.urls["shopping"]
@@ -44,7 +44,7 @@ def ours(srv, mode: str, loops: int) -> tuple[list[float], list[str]]:
         intent="walk",
         eval={"eval_types": []},
     )
-    actor = BrowserActor(RolloutConfig(observation=mode), auth_dir=str(srv.auth_dir), env_urls=srv.urls)
+    actor = BrowserActor(BrowserConfig(observation=mode), auth_dir=str(srv.auth_dir), env_urls=srv.urls)
     times, urls = [], []
     try:
         for loop in range(loops):

@@ -186,7 +186,7 @@ def main() -> None:
     if not args.no_engine:
         from common.config import load_config
 
-        compression = load_config(None, []).rollout.compression  # the default config's mode
+        compression = load_config(None, []).prompt.compression  # the default config's mode
         intents = [OTHER_INTENTS[e % len(OTHER_INTENTS)] for e in range(args.episodes)]
         builder_prompts = [
             episode_prompts(tokenizer, turns, compression, i)[: args.engine_turns] for i in intents

@@ -1,4 +1,4 @@
-"""RL iteration throughput with rollouts overlapping the learner update (`rollout.overlap_with_learner`) against
+"""RL iteration throughput with rollouts overlapping the learner update (`scheduling.overlap_with_learner`) against
 without: the same driver, preset, policy, seed and tasks.
 
     .venv/bin/python bench/bench_overlap.py [--config configs/miniwob_cpu.yaml] [--iterations 4] [--checkpoint DIR]
@@ -96,7 +96,7 @@ def arm(config: str, name: str, ckpt: Path, bc_run: Path, iterations: int, overl
             "phases=[rl]",
             f"model.path={ckpt}",
             f"rl.iterations={iterations}",
-            f"rollout.overlap_with_learner={str(overlap).lower()}",
+            f"scheduling.overlap_with_learner={str(overlap).lower()}",
             "learner.checkpoint_every=0",
         ],
         out.parent / f"{name}.log",

@@ -74,16 +74,20 @@ async def end_states(srv, tasks: list) -> list:
     from transformers import AutoTokenizer
 
     from browser_actors.actor import BrowserActor
-    from common.config import RolloutConfig
+    from common.config import PromptConfig
     from common.models import ensure_default_model
     from common.prompts import PromptBuilder
     from common.records import FinalState
-    from rollout_workers.episode import run_episode
+    from rollout_workers.episode import EpisodeSettings, run_episode
+    from rollout_workers.handles import BrowserHandle
     from rollout_workers.policy import ExpertPolicy
 
     # The expert plays through the one episode loop, with a view large enough to hold whole pages (the end states
     # are what is compared here, not what a small model could see).
-    ro = RolloutConfig(obs_max_tokens=8000, fold_header=False)
+    ro = PromptConfig(obs_max_tokens=8000, fold_header=False)
+    settings = EpisodeSettings(
+        max_turns=30, grammar=ro.grammar, thinking=ro.thinking, max_new_tokens=1024, max_context=16384
+    )
     builder = PromptBuilder.from_config(AutoTokenizer.from_pretrained(ensure_default_model()), ro)
     policy = ExpertPolicy(builder, ro.grammar, ro.thinking)
     out = []
@@ -94,14 +98,10 @@ async def end_states(srv, tasks: list) -> list:
             task = unfilled.with_urls(srv.urls)
             res = await run_episode(
                 task,
-                browser=browser,
+                browser=BrowserHandle(browser),
                 policy=policy,
                 builder=builder,
-                max_turns=30,
-                grammar=ro.grammar,
-                thinking=ro.thinking,
-                max_new_tokens=1024,
-                max_context=16384,
+                settings=settings,
                 sandbox=srv.new_sandbox(),
             )
             traj, final = res.trajectory, res.final

@@ -4,7 +4,7 @@
         [--browsers 8] [--checkpoint DIR]
 
 Ours: `RolloutWorker.run_groups`: every episode advances on its own (its next generate as soon as its page is
-back, a new group as soon as one finishes, up to rollout.max_inflight_groups and the browsers there are). Lockstep:
+back, a new group as soon as one finishes, up to scheduling.max_inflight_groups and the browsers there are). Lockstep:
 the same worker, the same episode loop and actors, with two barriers added, as in a loop that batches turns: each
 turn waits until every live episode of the wave has its reply before any browser acts, and until every browser is
 back before the next turn; the next wave of groups starts when the whole wave is done. `--browsers` (8: two groups
@@ -92,7 +92,7 @@ async def ours(worker, tasks, group: int) -> tuple[int, float]:
 async def lockstep(worker, tasks, group: int) -> tuple[int, float]:
     from rollout_workers.policy import ModelPolicy
 
-    wave = max(1, min(worker.cfg.rollout.max_inflight_groups, worker.pool.size // group))
+    wave = max(1, min(worker.cfg.scheduling.max_inflight_groups, worker.pool.size // group))
     t0 = time.perf_counter()
     n = 0
     for k in range(0, len(tasks), wave):
@@ -120,11 +120,10 @@ def main() -> None:
     print(f"policy: {checkpoint or 'the base model (model.path)'}", flush=True)
 
     from common.config import load_config
-    from common.remote import call
     from rollout_workers.evaluate import stratified_sample
     from rollout_workers.stack import Stack, init_ray
 
-    sets = [f"rollout.num_browsers={args.browsers}", *args.set, "logging.run_name=bench-rollouts"]
+    sets = [f"browser.num_browsers={args.browsers}", *args.set, "logging.run_name=bench-rollouts"]
     cfg = load_config(args.config, sets)
     init_ray(cfg)
     stack = Stack(cfg).start(checkpoint)
@@ -135,7 +134,7 @@ def main() -> None:
         async def both() -> None:  # one event loop: the browser pool's queue belongs to it
             for name, fn in (("lockstep", lockstep), ("ours", ours)):
                 # the same prompts again: neither arm may find the other's KV in the prefix cache
-                await asyncio.gather(*(call(e, "reset_prefix_cache") for e in stack.engines))
+                await asyncio.gather(*(e.reset_prefix_cache() for e in stack.engines))
                 n, secs = await fn(stack.worker, tasks, args.group)
                 results[name] = {"episodes": n, "seconds": secs, "episodes_per_min": 60 * n / secs}
                 print(

@@ -1,7 +1,7 @@
 """`BrowserActor`: one Chromium per actor, one isolated context per episode, ids on elements, hard step time-outs.
 
-    actor = BrowserActor(cfg.rollout, auth_dir=".../.auth", env_urls={"shopping": "http://127.0.0.1:7770"})
-    actor = BrowserActor(cfg.rollout, local_sites={"miniwob": MiniwobServer})   # pages served by the actor itself
+    actor = BrowserActor(cfg.browser, auth_dir=".../.auth", env_urls={"shopping": "http://127.0.0.1:7770"})
+    actor = BrowserActor(cfg.browser, local_sites={"miniwob": MiniwobServer})   # pages served by the actor itself
     obs = actor.reset(task, sandbox=token)           # start page, logged in, sandbox cookie set
     obs = actor.step(Click(element_id="12"))          # never raises for a bad id / action: see obs.last_action_error
     state = actor.final_state()                       # for the reward checks
@@ -10,7 +10,7 @@
 A plain class: `ray.remote(BrowserActor)` is applied where it is launched (rollout_workers). Unlike WebArena's
 environment it neither sleeps after actions nor measures every node's bounding box: it waits for the page to settle
 (settle.py) and reads the page in one script pass, so a step costs what the page costs. A step that overruns
-`rollout.step_timeout_s` (hung or crashed page) is abandoned, the page replaced, and `Observation.infra_error` set.
+`browser.step_timeout_s` (hung or crashed page) is abandoned, the page replaced, and `Observation.infra_error` set.
 A MiniWoB++ task (`task.miniwob`) is seeded and started on its page at reset (browser_actors/miniwob.py); each
 observation then carries `done` once the page has given its reward, and the final state carries that reward.
 `local_sites` are served from the actor's own process on 127.0.0.1 (MiniWoB++'s static pages): a task's placeholder
@@ -37,7 +37,7 @@ from browser_actors.safety import AllowList, Guard
 from browser_actors.settle import settle
 from common import records as R
 from common.chromium import CHROMIUM_ARGS, chromium_executable
-from common.config import RolloutConfig
+from common.config import BrowserConfig
 from common.loop import LoopThread
 from common.sites import site_key
 from common.tasks import Task
@@ -59,8 +59,8 @@ class BrowserActor:
     ):
         """`local_sites`: site key -> a server class (or factory) whose instances have `start() -> base URL` and
         `stop()`; each is started here, on 127.0.0.1 of this actor's machine, and stopped by `close()`."""
-        cfg = cfg.rollout if hasattr(cfg, "rollout") else cfg  # a whole TrainConfig is accepted too
-        self.cfg: RolloutConfig = cfg or RolloutConfig()
+        cfg = cfg.browser if hasattr(cfg, "browser") else cfg  # a whole TrainConfig is accepted too
+        self.cfg: BrowserConfig = cfg or BrowserConfig()
         self.auth_dir, self.env_urls, self.headless = auth_dir, dict(env_urls or {}), headless
         self._servers: list[Any] = []
         self.local_urls = self._start_local_sites(local_sites or {})

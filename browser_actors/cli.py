@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from common.cli import check_file, check_url, fail
-from common.config import RolloutConfig
+from common.config import BrowserConfig
 from common.records import Observation
 from common.tasks import Task
 
@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
             actions.append(parse_action(text, "webarena"))
         except ActionParseError as e:
             fail(f"--do {text!r}: {e}")
-    cfg = RolloutConfig(observation=args.mode, page_max_chars=args.max_chars)
+    cfg = BrowserConfig(observation=args.mode, page_max_chars=args.max_chars)
     task = _task_for(args.url, args.allow)
     if args.storage_state:
         task = task.model_copy(update={"storage_state": args.storage_state, "require_login": True})

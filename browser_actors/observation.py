@@ -1,7 +1,7 @@
 """Observation text: one in-page pass (dom.js) for ids and simplified HTML, CDP for the accessibility tree.
 
 `Observation.text` is the page content only (simplified HTML or accessibility tree). It is cut here only at a
-generous safety cap in characters (`rollout.page_max_chars`), with a visible marker: the token budget of the prompt is
+generous safety cap in characters (`browser.page_max_chars`), with a visible marker: the token budget of the prompt is
 applied by the prompt builder alone (common/prompts.py), with the real tokenizer, so what a demonstration acted on
 and what the model is shown are the same text; the URL, the tabs and the last error travel in their own fields, because the prompt builder
 (common/prompts.py) lays them out itself. `render(obs)` gives the full view for people and scripts:
@@ -13,7 +13,7 @@ and what the model is shown are the same text; the URL, the tabs and the last er
     <the page content>
 
 `Observation.short` is the compressed form for earlier turns in the history: URL, title and the first headings.
-`rollout.html_links: false` leaves link targets (href) out of the HTML: they carry no action value for an agent that
+`browser.html_links: false` leaves link targets (href) out of the HTML: they carry no action value for an agent that
 clicks by id, and are about a quarter of a page's tokens on the bundled sites.
 """
 

@@ -34,7 +34,7 @@ class Guard:
             try:
                 self.patterns.append(re.compile(p, re.IGNORECASE))
             except re.error as e:
-                raise ValueError(f"rollout.blocked_patterns: bad regex {p!r}: {e}") from e
+                raise ValueError(f"browser.blocked_patterns: bad regex {p!r}: {e}") from e
 
     def __bool__(self) -> bool:
         return bool(self.patterns)

@@ -1,6 +1,6 @@
 """One pydantic tree for a training / evaluation run, loaded from one YAML plus dotted CLI overrides.
 
-    cfg = load_config("configs/cpu_demo.yaml", ["rl.group_size=8", "rollout.max_turns=12"])
+    cfg = load_config("configs/cpu_demo.yaml", ["rl.group_size=8", "scheduling.max_turns=12"])
 
 Every field has a one-line description. An unknown key or a bad value is an error naming the dotted key and, for a
 typo, the nearest valid key. Derived values are computed and cross-checked in `TrainConfig._check` only.
@@ -64,21 +64,13 @@ class InferenceConfig(_Section):
     )
 
 
-class RolloutConfig(_Section):
-    max_turns: int = Field(10, description="max agent turns per episode (test-time scaling: raise at eval)")
-    max_bad_replies: int = Field(
-        0,
-        description="end an episode after this many replies in a row with no parseable action (0 = never)",
-    )
-    observation: Literal["html", "axtree"] = Field("html", description="observation kind")
+class PromptConfig(_Section):
+    """What the model is shown each turn and how it must reply (common/prompts.py's PromptBuilder)."""
+
     obs_max_tokens: int = Field(
         1500,
         description="token budget of the page in each prompt (real tokens, cut by the prompt builder only)",
     )
-    page_max_chars: int = Field(
-        100_000, description="safety cap on the page text the browser returns (characters)"
-    )
-    html_links: bool = Field(True, description="show link targets (href) in HTML observations")
     fold_header: bool = Field(
         False,
         description="in each prompt, fold the lines a page shares from the top with the previous page (site "
@@ -99,10 +91,37 @@ class RolloutConfig(_Section):
     compression: Literal["placeholder", "summary", "none"] = Field(
         "summary", description="how earlier observations appear in the history (paper: placeholder)"
     )
+
+
+class BrowserConfig(_Section):
+    """The browser actors: how many, what they extract from a page, their time-outs and guard
+    (browser_actors/actor.py's BrowserActor)."""
+
+    observation: Literal["html", "axtree"] = Field("html", description="observation kind")
+    page_max_chars: int = Field(
+        100_000, description="safety cap on the page text the browser returns (characters)"
+    )
+    html_links: bool = Field(True, description="show link targets (href) in HTML observations")
     num_browsers: int = Field(4, description="browser actors in the pool")
     browser_resource: str = Field("browser", description="custom Ray resource each browser actor requests")
     step_timeout_s: float = Field(30.0, description="time-out of one browser step")
     settle_timeout_s: float = Field(5.0, description="max wait for the page to settle after an action")
+    screenshots: bool = Field(False, description="save a PNG per step next to the trajectory")
+    traces: bool = Field(False, description="save a Playwright trace per episode")
+    blocked_patterns: list[str] = Field(
+        default_factory=list, description="regexes of URLs / element texts the guard refuses"
+    )
+
+
+class SchedulingConfig(_Section):
+    """How episodes and groups are run: turn limits, groups in flight, retries, overlap with the learner
+    (rollout_workers/group.py, learner/rl_phase.py)."""
+
+    max_turns: int = Field(10, description="max agent turns per episode (test-time scaling: raise at eval)")
+    max_bad_replies: int = Field(
+        0,
+        description="end an episode after this many replies in a row with no parseable action (0 = never)",
+    )
     max_inflight_groups: int = Field(4, description="groups in flight at once")
     group_retries: int = Field(2, description="re-runs of a group that hit an infrastructure failure")
     retry_backoff_s: float = Field(
@@ -112,11 +131,6 @@ class RolloutConfig(_Section):
         False,
         description="generate the next iteration's groups while the learner updates (at most one weight version "
         "of lag, corrected by truncated importance sampling, rl.tis_cap)",
-    )
-    screenshots: bool = Field(False, description="save a PNG per step next to the trajectory")
-    traces: bool = Field(False, description="save a Playwright trace per episode")
-    blocked_patterns: list[str] = Field(
-        default_factory=list, description="regexes of URLs / element texts the guard refuses"
     )
 
 
@@ -209,7 +223,7 @@ class RLConfig(_Section):
     )
     expert_solvable: bool = Field(
         False,
-        description="only templates whose demonstrations the expert finished within rollout.max_turns",
+        description="only templates whose demonstrations the expert finished within scheduling.max_turns",
     )
     max_stalled_iterations: int = Field(
         10, description="tries of an iteration in which every group failed before the run stops with an error"
@@ -366,8 +380,13 @@ class TrainConfig(_Section):
     seed: int = Field(0, description="global seed")
     model: ModelConfig = Field(default_factory=ModelConfig, description="the policy model")
     inference: InferenceConfig = Field(default_factory=InferenceConfig, description="vLLM engines")
-    rollout: RolloutConfig = Field(
-        default_factory=RolloutConfig, description="episodes, observations and browsers"
+    prompt: PromptConfig = Field(default_factory=PromptConfig, description="what the model sees and replies")
+    browser: BrowserConfig = Field(
+        default_factory=BrowserConfig, description="browser actors: pool, observations, time-outs"
+    )
+    scheduling: SchedulingConfig = Field(
+        default_factory=SchedulingConfig,
+        description="episodes and groups: turns, in flight, retries, overlap",
     )
     reward: RewardConfig = Field(default_factory=RewardConfig, description="reward checks and the LLM judge")
     bc: BCConfig = Field(default_factory=BCConfig, description="behaviour cloning phase")
@@ -385,16 +404,16 @@ class TrainConfig(_Section):
     def _check(self) -> TrainConfig:
         if self.rl.group_size < 1:
             raise ValueError("rl.group_size must be >= 1")
-        if self.rollout.num_browsers < 1:
-            raise ValueError("rollout.num_browsers must be >= 1")
+        if self.browser.num_browsers < 1:
+            raise ValueError("browser.num_browsers must be >= 1")
         # A group leases all its browsers at once: a bigger group than the pool would wait forever.
         for key, size in (
             ("rl.group_size", self.rl.group_size),
             ("eval.samples_per_task", self.eval.samples_per_task),
         ):
-            if size > self.rollout.num_browsers:
+            if size > self.browser.num_browsers:
                 raise ValueError(
-                    f"{key}={size} is more than rollout.num_browsers={self.rollout.num_browsers}: "
+                    f"{key}={size} is more than browser.num_browsers={self.browser.num_browsers}: "
                     "a group runs all its episodes at once, one browser each"
                 )
         if self.inference.max_new_tokens >= self.model.max_context:
@@ -445,6 +464,23 @@ def _valid_keys(model: type[BaseModel], prefix: str = "") -> list[str]:
 _MOVED = {
     "learner.warmup_steps": "rl.warmup_steps (the RL warm-up; behaviour cloning has its own bc.warmup_steps)",
 }
+
+
+# The old `rollout:` section, split by concern: each of its keys -> the section that holds it now.
+ROLLOUT_SPLIT = {
+    **{k: "prompt" for k in PromptConfig.model_fields},
+    **{k: "browser" for k in BrowserConfig.model_fields},
+    **{k: "scheduling" for k in SchedulingConfig.model_fields},
+}
+
+
+def _old_rollout_section(section: Any) -> str:
+    """The error for a config that still has `rollout:`: every key it sets, with its new name."""
+    keys = list(section) if isinstance(section, dict) else []
+    moved = [f"rollout.{k} -> {ROLLOUT_SPLIT[k]}.{k}" for k in keys if k in ROLLOUT_SPLIT]
+    unknown = [f"rollout.{k} (unknown)" for k in keys if k not in ROLLOUT_SPLIT]
+    detail = f": {', '.join(moved + unknown)}" if keys else ""
+    return "the 'rollout' section was split into 'prompt', 'browser' and 'scheduling'; move its keys" + detail
 
 
 def _unknown_key(key: str) -> str:
@@ -523,6 +559,8 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
     for item in overrides or []:
         key, value = parse_override(item)
         _set_dotted(tree, key, value)
+    if "rollout" in tree:
+        raise ConfigError(f"{path or '<defaults>'}: {_old_rollout_section(tree['rollout'])}")
     try:
         return TrainConfig.model_validate(tree)
     except ValidationError as e:

@@ -7,11 +7,11 @@ The conversation (as in WebRL / WebAgent-R1's code):
     user       "Round 1\\n<feedback><observation 1>"
     ...
     user       "Round k\\n<feedback><observation k, in full>"   + the template's generation prompt
-(`rollout.task_reminder` repeats the task instruction after the current observation only; earlier rounds drop it
+(`prompt.task_reminder` repeats the task instruction after the current observation only; earlier rounds drop it
 with their pages.)
 
 Dynamic context compression (the paper's): only the current observation is shown in full; earlier ones are replaced
-by `rollout.compression` = "placeholder" (a fixed text, as the paper's code does), "summary" (Observation.short, or
+by `prompt.compression` = "placeholder" (a fixed text, as the paper's code does), "summary" (Observation.short, or
 URL + title) or "none" (full). Earlier completions are always kept. Feedback lines (the previous action's error, a
 reply that held no action) are kept in every mode: they are about the actions, not the page.
 
@@ -35,10 +35,13 @@ import secrets
 from array import array
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from common.actions import GRAMMARS, action_space_text
 from common.records import Observation, Turn
+
+if TYPE_CHECKING:
+    from common.config import PromptConfig
 
 PLACEHOLDER = "** Simplified html **"  # what WebRL's / WebAgent-R1's code puts in place of earlier pages
 COMPRESSIONS = ("placeholder", "summary", "none")
@@ -200,17 +203,17 @@ class PromptBuilder:
         return (PromptBuilder, self._init_args)
 
     @classmethod
-    def from_config(cls, tokenizer: Any, rollout: Any) -> PromptBuilder:
-        """From a common.config.RolloutConfig."""
+    def from_config(cls, tokenizer: Any, prompt: PromptConfig) -> PromptBuilder:
+        """From the config's `prompt` section."""
         return cls(
             tokenizer,
-            rollout.grammar,
-            rollout.thinking,
-            rollout.compression,
-            rollout.obs_max_tokens,
-            system=rollout.system_prompt,
-            fold_header=rollout.fold_header,
-            task_reminder=rollout.task_reminder,
+            prompt.grammar,
+            prompt.thinking,
+            prompt.compression,
+            prompt.obs_max_tokens,
+            system=prompt.system_prompt,
+            fold_header=prompt.fold_header,
+            task_reminder=prompt.task_reminder,
         )
 
     # ------------------------------------------------------------ public

@@ -3,7 +3,9 @@
 Every actor is a plain class (Ray wraps it at launch), so callers must drive both: a Ray handle in a training run,
 and a local object in tests and one-process tools. Local synchronous objects get a private one-thread executor,
 because Playwright's sync API must always be called from the thread that created it. It lives in `common/` because
-every layer that drives actors uses it (the rollout loop, the expert in `sites/`, the learner's weight push).
+every layer that drives actors builds on it. Callers do not name actor methods here themselves: the typed handles
+(`rollout_workers/handles.py` for the browser, reward and inference actors, `learner/learner_handle.py` for the
+learner) are the only callers, so a reader follows a call to a method with a signature (tests/test_layering.py).
 """
 
 from __future__ import annotations

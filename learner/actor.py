@@ -45,6 +45,7 @@ from learner.samples import (
 )
 from learner.stats import BCSummary, StepStats
 from learner.weight_sync import PushStats
+from rollout_workers.handles import EngineHandle
 
 log = logging.getLogger(__name__)
 
@@ -460,7 +461,7 @@ class LearnerActor:
                 yield name, p.data.detach().to(device or p.device, copy=True)
 
     def push_weights(
-        self, engines: Sequence[Any], method: str | None = None, version: int | None = None
+        self, engines: Sequence[EngineHandle], method: str | None = None, version: int | None = None
     ) -> PushStats | None:
         """Send the current weights to every inference engine (learner/weight_sync.py); the weight version is kept
         in the learner's state, so it survives a resume. `version`: push under that version instead of the next

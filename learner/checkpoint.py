@@ -22,11 +22,14 @@ import shutil
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from learner import engine as eng
+
+if TYPE_CHECKING:
+    from deepspeed import DeepSpeedEngine
 
 log = logging.getLogger(__name__)
 
@@ -191,7 +194,7 @@ def read_state(path: str | Path) -> LearnerState:
 
 # -- the choreography of a (multi-rank) DeepSpeed learner -------------------------------------------------------
 def save(
-    engine: Any,
+    engine: DeepSpeedEngine,
     rank: int,
     root: str | Path,
     state: LearnerState,
@@ -229,7 +232,7 @@ def save(
     return root / checkpoint_name(state.iteration)
 
 
-def load(engine: Any, rank: int, path: str | Path) -> tuple[Path, LearnerState]:
+def load(engine: DeepSpeedEngine, rank: int, path: str | Path) -> tuple[Path, LearnerState]:
     """Restore a DeepSpeed learner from a checkpoint folder, or from the newest complete one under a root: its
     DeepSpeed state (weights, optimizer, scheduler) when it has one, else its weights with a fresh optimizer; the
     rank's RNG state. Returns the folder used and its saved state."""

@@ -33,6 +33,8 @@ from common.config import TrainConfig
 from common.records import TrajectoryGroup
 from common.tasks import Task
 from learner.curriculum import TaskSampler, outcome
+from rollout_workers.group import RolloutWorker
+from rollout_workers.policy import Policy
 
 
 @dataclass
@@ -73,13 +75,13 @@ class Draws:
 
 
 async def collect(
-    worker: Any,
+    worker: RolloutWorker,
     sampler: TaskSampler,
     cfg: TrainConfig,
     iteration: int,
     *,
-    expert: Any = None,
-    guided_templates: set[Any] | None = None,
+    expert: Policy | None = None,
+    guided_templates: set[int | str] | None = None,
 ) -> Draws:
     """Run the groups of one iteration (see the module docstring). `expert`: the expert policy for guidance
     (None = no guidance); `guided_templates`: the templates it may guide (None = any)."""
@@ -132,7 +134,7 @@ def _keep(group: TrajectoryGroup, draws: Draws, dynamic: bool) -> None:
 
 
 async def _guide(
-    worker: Any, task: Task, group: TrajectoryGroup, expert: Any, iteration: int, draws: Draws
+    worker: RolloutWorker, task: Task, group: TrajectoryGroup, expert: Policy, iteration: int, draws: Draws
 ) -> None:
     """One expert episode of `task` appended to `group` as member G (a group of one on the worker: sandbox,
     retries and scoring as for any member). An expert episode that fails its infrastructure is left out."""

@@ -15,13 +15,16 @@ from __future__ import annotations
 import importlib.util
 import math
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch.optim.lr_scheduler import LRScheduler
 
 from common.config import TrainConfig
 from common.net import free_port
+
+if TYPE_CHECKING:
+    from deepspeed import DeepSpeedEngine
 
 
 def on_gpu() -> bool:
@@ -195,7 +198,7 @@ def inner_optimizer(opt: Any) -> torch.optim.Optimizer:
     return opt
 
 
-def reset_optimizer(engine: Any) -> None:
+def reset_optimizer(engine: DeepSpeedEngine) -> None:
     """Forget the optimizer's moments and step counts (a fresh Adam for a new phase); weights are untouched."""
     opt = inner_optimizer(engine.optimizer)
     opt.state.clear()

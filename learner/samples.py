@@ -35,7 +35,7 @@ class Sample:
     sampling_logprobs: list[float] = field(default_factory=list)
     where: str = ""  # "task#sample/turn", for error messages
     version: int = 0  # the weight version that sampled the turn
-    lag: int = 0  # weight versions between the sampler's and the learner's (rollout.overlap_with_learner)
+    lag: int = 0  # weight versions between the sampler's and the learner's (scheduling.overlap_with_learner)
     # RL: an expert-played turn (Trajectory.source == "expert"), sampled by no engine: no clip, no importance
     # weight, lag 0, left out of the mismatch statistic (see learner/algos.py)
     off_policy: bool = False
@@ -92,7 +92,7 @@ def _turn_samples(
 def anchor_key(obs: Observation) -> str:
     """A stable key of the page a turn saw (its anchor state): sha1 of its URL, title and full text. The prompt
     shows that page cut to the token budget, a function of the text, so equal keys mean equal page text in the
-    prompt. The header fold (`rollout.fold_header`) also depends on the previous page; the key leaves it out on
+    prompt. The header fold (`prompt.fold_header`) also depends on the previous page; the key leaves it out on
     purpose: the state is the page, not the path to it."""
     blob = json.dumps([obs.url, obs.title, obs.text], ensure_ascii=False)
     return hashlib.sha1(blob.encode("utf-8")).hexdigest()

@@ -16,7 +16,7 @@ Methods, one interface:
   It could not be exercised on this machine (no GPU): it is written against vLLM 0.32's API and untested.
 
 Every push bumps one version shared by all engines (each generated turn records it) and logs seconds and bytes.
-Engines are `InferenceActor`s or Ray handles to them; `apush` must run in the event loop that owns plain
+Engines are `InferenceActor`s, Ray handles to them or `EngineHandle`s (held as handles); `apush` must run in the event loop that owns plain
 (non-Ray) engines, `push` is the blocking form for a learner holding Ray handles.
 """
 
@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from common.net import free_port
-from common.remote import call
+from rollout_workers.handles import EngineHandle
 from rollout_workers.weight_format import (
     DEFAULT_SHARD_BYTES,
     NamedTensors,
@@ -78,21 +78,22 @@ class WeightPusher:
             log.info("removed %d weight folder(s) left by earlier pushes: %s", len(stale), stale)
 
     def push(
-        self, named_tensors: NamedTensors, engines: Sequence[Any], *, version: int | None = None
+        self, named_tensors: NamedTensors, engines: Sequence[object], *, version: int | None = None
     ) -> PushStats:
         """Blocking push (for a learner that holds Ray handles to the engines)."""
         return asyncio.run(self.apush(named_tensors, engines, version=version))
 
     async def apush(
-        self, named_tensors: NamedTensors, engines: Sequence[Any], *, version: int | None = None
+        self, named_tensors: NamedTensors, engines: Sequence[object], *, version: int | None = None
     ) -> PushStats:
         if not engines:
             raise ValueError("no engines to push weights to")
+        handles = [EngineHandle.of(e) for e in engines]
         new_version = self.version + 1 if version is None else int(version)
         if self.method == "nccl":
-            stats = await self._push_nccl(named_tensors, engines, new_version)
+            stats = await self._push_nccl(named_tensors, handles, new_version)
         else:
-            stats = await self._push_staged(named_tensors, engines, new_version)
+            stats = await self._push_staged(named_tensors, handles, new_version)
         self.version = new_version
         log.info(
             "weight push method=%s version=%d engines=%d bytes=%d seconds=%.3f (serialise %.3f)",
@@ -105,7 +106,9 @@ class WeightPusher:
         )
         return stats
 
-    async def _push_staged(self, named: NamedTensors, engines: Sequence[Any], version: int) -> PushStats:
+    async def _push_staged(
+        self, named: NamedTensors, engines: Sequence[EngineHandle], version: int
+    ) -> PushStats:
         t0 = time.perf_counter()
         folder: Path | None = None
         if self.method == "file":
@@ -122,9 +125,7 @@ class WeightPusher:
                 handle = ray.put(payload)  # once; every engine pulls this one copy
                 del payload
             t_ser = time.perf_counter() - t0
-            results = await asyncio.gather(
-                *(call(e, "update_weights", handle, version=version) for e in engines)
-            )
+            results = await asyncio.gather(*(e.update_weights(handle, version=version) for e in engines))
         finally:
             if folder is not None:
                 shutil.rmtree(folder, ignore_errors=True)
@@ -141,7 +142,9 @@ class WeightPusher:
             tuple(float(r["seconds"]) for r in results),
         )
 
-    async def _push_nccl(self, named: NamedTensors, engines: Sequence[Any], version: int) -> PushStats:
+    async def _push_nccl(
+        self, named: NamedTensors, engines: Sequence[EngineHandle], version: int
+    ) -> PushStats:
         """Rank 0 broadcasts each tensor while every engine's workers receive and load it (GPU clusters only)."""
         import torch
 
@@ -161,9 +164,7 @@ class WeightPusher:
         names = [n for n, _ in pairs]
         dtypes = [str(t.dtype).removeprefix("torch.") for _, t in pairs]
         shapes = [list(t.shape) for _, t in pairs]
-        receiving = asyncio.gather(
-            *(call(e, "receive_nccl", names, dtypes, shapes, version=version) for e in engines)
-        )
+        receiving = asyncio.gather(*(e.receive_nccl(names, dtypes, shapes, version=version) for e in engines))
         await asyncio.to_thread(self._broadcast, [t for _, t in pairs])
         results = await receiving
         nbytes = sum(t.numel() * t.element_size() for _, t in pairs)
@@ -186,7 +187,7 @@ class WeightPusher:
         stream.synchronize()
 
 
-async def _open_nccl_group(engines: Sequence[Any]) -> Any:
+async def _open_nccl_group(engines: Sequence[EngineHandle]) -> Any:
     """Rendezvous of the learner (rank 0) with each engine's workers (ranks 1..), through vLLM's helpers."""
     import socket
 
@@ -194,15 +195,13 @@ async def _open_nccl_group(engines: Sequence[Any]) -> Any:
 
     host = socket.gethostbyname(socket.gethostname())
     port = free_port("")
-    tp = [int((await call(e, "stats")).get("tensor_parallel_size", 1)) for e in engines]
+    tp = [int((await e.stats()).get("tensor_parallel_size", 1)) for e in engines]
     world = 1 + sum(tp)
     offsets = [1 + sum(tp[:i]) for i in range(len(engines))]
     joining = asyncio.gather(
         *(
-            call(
-                e,
-                "init_nccl",
-                {"master_address": host, "master_port": port, "rank_offset": off, "world_size": world},
+            e.init_nccl(
+                {"master_address": host, "master_port": port, "rank_offset": off, "world_size": world}
             )
             for e, off in zip(engines, offsets, strict=True)
         )

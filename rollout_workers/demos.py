@@ -5,7 +5,7 @@
 The expert (`rollout_workers.policy.ExpertPolicy`) runs in `RolloutWorker.run_groups` like the model does, with
 groups of one: the same browsers, sandboxes, retries, prompt builder and reward checks. So every demonstration turn
 carries the exact prompt ids the model will be shown, and the expert only ever acted on the page as that prompt
-shows it (cut to `rollout.obs_max_tokens` real tokens). Episodes the reward checks score 1 are kept.
+shows it (cut to `prompt.obs_max_tokens` real tokens). Episodes the reward checks score 1 are kept.
 
 Tasks are chosen balanced across templates (round-robin, seeded) so that no template dominates behaviour cloning;
 `bc.probe_per_template` first probes every template and then spends the rest of the plays on those the expert solved.
@@ -20,7 +20,7 @@ import asyncio
 import logging
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from common.cli import config_from_args, run
 from common.config import TrainConfig, add_config_args
@@ -28,6 +28,9 @@ from common.records import Trajectory, dump_jsonl
 from common.tasks import Task
 from rollout_workers.evaluate import stratified_sample
 from rollout_workers.policy import ExpertPolicy
+
+if TYPE_CHECKING:
+    from rollout_workers.group import RolloutWorker
 
 log = logging.getLogger(__name__)
 
@@ -78,16 +81,16 @@ def _why_dropped(t: Trajectory) -> str:
 
 
 async def collect_demos(
-    worker: Any, tasks: list[Task], cfg: TrainConfig, *, limit: int = 0
+    worker: RolloutWorker, tasks: list[Task], cfg: TrainConfig, *, limit: int = 0
 ) -> tuple[list[Trajectory], DemoReport]:
     """Play the expert on a template-balanced sample of `limit` tasks (0 = all); the episodes scored 1 and a report.
-    Episodes have the model's turn budget (`rollout.max_turns`): a task the expert cannot finish within it is no
+    Episodes have the model's turn budget (`scheduling.max_turns`): a task the expert cannot finish within it is no
     demonstration, and its template counts as out of reach for RL's `rl.expert_solvable`.
 
     With `bc.probe_per_template` = k > 0 the plays come in two rounds: k tasks of every template first, then the rest
     of `limit`, round-robin over the templates the expert solved in the first round (tasks not played yet), so the
     budget goes to demonstrations rather than to templates the expert cannot finish."""
-    policy = ExpertPolicy(worker.builder, cfg.rollout.grammar, cfg.rollout.thinking, style=cfg.bc.reply_style)
+    policy = ExpertPolicy(worker.builder, cfg.prompt.grammar, cfg.prompt.thinking, style=cfg.bc.reply_style)
     report, kept = DemoReport(), []
     probe = cfg.bc.probe_per_template
     templates = {t.intent_template_id for t in tasks}

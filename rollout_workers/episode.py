@@ -1,7 +1,8 @@
 """One episode: observation -> prompt ids -> policy -> parsed action -> browser step, until stop or max turns.
 
-    result = await run_episode(task, browser=actor, policy=ModelPolicy(router, sampling), builder=builder,
-                               max_turns=8, grammar="webarena", thinking=False, sandbox=token)
+    settings = EpisodeSettings.from_config(cfg)            # once per run
+    result = await run_episode(task, browser=BrowserHandle(actor), policy=ModelPolicy(router, sampling),
+                               builder=builder, settings=settings, sandbox=token)
 
 This is the only episode loop: the model and the scripted expert are both policies (rollout_workers/policy.py), so a
 demonstration is played, cut, recorded, retried and scored exactly like a rollout. Each live episode awaits only its
@@ -17,13 +18,14 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any
 
 from common.actions import try_parse
+from common.config import TrainConfig
+from common.prompts import PromptBuilder
 from common.records import FinalState, Observation, Stop, Trajectory, Turn
-from common.remote import call
 from common.tasks import Task
-from rollout_workers.policy import PolicyGaveUp
+from rollout_workers.handles import BrowserHandle
+from rollout_workers.policy import Policy, PolicyGaveUp
 from rollout_workers.router import EngineDown
 
 # Fewer free tokens than this after the prompt: the history no longer fits, the episode ends (as at max turns).
@@ -40,6 +42,33 @@ class InfraFailure(Exception):
     """A failure of the harness (browser actor died, reset failed, step hung past its limit), not of the agent."""
 
 
+@dataclass(frozen=True)
+class EpisodeSettings:
+    """What every episode of a run plays by; built once from the config (`from_config`)."""
+
+    max_turns: int  # turns before the episode ends (termination "max_turns")
+    grammar: str  # the action grammar replies are parsed with
+    thinking: bool  # replies are <think>...</think><answer>...</answer>
+    max_new_tokens: int  # reply budget per turn (cut to the context room left)
+    step_timeout: float = 60.0  # seconds a browser step may take before the episode is an infra failure
+    max_context: int | None = None  # prompt + reply tokens; a prompt leaving less room ends the episode
+    max_bad_replies: int = 0  # > 0: end after that many unparseable replies in a row
+
+    @classmethod
+    def from_config(cls, cfg: TrainConfig, max_turns: int | None = None) -> EpisodeSettings:
+        return cls(
+            max_turns=max_turns or cfg.scheduling.max_turns,
+            grammar=cfg.prompt.grammar,
+            thinking=cfg.prompt.thinking,
+            max_new_tokens=cfg.inference.max_new_tokens,
+            # Above the actor's own limit (step_timeout_s x 3 + 30 s, recovery included), so a hung page costs a
+            # step the actor recovers from, not the group.
+            step_timeout=cfg.browser.step_timeout_s * 3 + 60,
+            max_context=cfg.model.max_context,
+            max_bad_replies=cfg.scheduling.max_bad_replies,
+        )
+
+
 @dataclass
 class _Episode:
     """What every turn of one episode needs."""
@@ -47,66 +76,46 @@ class _Episode:
     task: Task
     traj: Trajectory
     episode_id: str
-    browser: Any
-    policy: Any
-    builder: Any
-    max_new_tokens: int
-    grammar: str
-    thinking: bool
-    step_timeout: float
-    max_context: int | None
-    max_bad_replies: int
+    browser: BrowserHandle
+    policy: Policy
+    builder: PromptBuilder
+    settings: EpisodeSettings
     bad_in_a_row: int = 0
 
 
 async def run_episode(
     task: Task,
     *,
-    browser: Any,
-    policy: Any,
-    builder: Any,
-    max_turns: int,
-    grammar: str,
-    thinking: bool,
-    max_new_tokens: int,
+    browser: BrowserHandle,
+    policy: Policy,
+    builder: PromptBuilder,
+    settings: EpisodeSettings,
     sample_idx: int = 0,
     sandbox: str | None = None,
-    step_timeout: float = 60.0,
-    max_context: int | None = None,
-    max_bad_replies: int = 0,
-    source: str = "policy",
 ) -> EpisodeResult:
     """Play one episode; infrastructure failures are recorded on the trajectory (`failure`), never raised.
-    `max_bad_replies` > 0 ends the episode (termination "bad_replies") after that many replies in a row with no
-    parseable action: under greedy decoding an unchanged page mostly gives the same unparseable reply again."""
+    `settings.max_bad_replies` > 0 ends the episode (termination "bad_replies") after that many replies in a row
+    with no parseable action: under greedy decoding an unchanged page mostly gives the same unparseable reply
+    again. The trajectory's `source` is the policy's ("policy" | "expert")."""
     traj = Trajectory(
-        task_id=task.task_id, sample_idx=sample_idx, intent=task.intent, sites=list(task.sites), source=source
+        task_id=task.task_id,
+        sample_idx=sample_idx,
+        intent=task.intent,
+        sites=list(task.sites),
+        source=policy.source,
     )
-    ep = _Episode(
-        task,
-        traj,
-        f"{task.task_id}#{sample_idx}#{uuid.uuid4().hex[:8]}",
-        browser,
-        policy,
-        builder,
-        max_new_tokens,
-        grammar,
-        thinking,
-        step_timeout,
-        max_context,
-        max_bad_replies,
-    )
+    episode_id = f"{task.task_id}#{sample_idx}#{uuid.uuid4().hex[:8]}"
+    ep = _Episode(task, traj, episode_id, browser, policy, builder, settings)
+    step_timeout = settings.step_timeout
     try:
-        obs: Observation = await call(
-            browser, "reset", task, sandbox, ep.episode_id, timeout=step_timeout * 2
-        )
-        for index in range(max_turns):
+        obs = await browser.reset(task, sandbox, episode_id, timeout=step_timeout * 2)
+        for index in range(settings.max_turns):
             obs, done = await _turn(ep, index, obs)
             if done:
                 break
         else:
             traj.termination = "max_turns"
-        final: FinalState = await call(browser, "final_state", timeout=step_timeout)
+        final: FinalState = await browser.final_state(timeout=step_timeout)
     except Exception as e:  # noqa: BLE001 - any harness failure makes the episode (and its group) re-runnable
         traj.failure = f"{type(e).__name__}: {e}"[:500]
         traj.termination = "error"
@@ -125,9 +134,10 @@ async def _turn(ep: _Episode, index: int, obs: Observation) -> tuple[Observation
     t0 = time.perf_counter()
     prompt_ids = ep.builder.build(ep.task.intent, traj.turns, obs)
     t_prompt = time.perf_counter() - t0
-    budget = ep.max_new_tokens
-    if ep.max_context is not None:
-        room = ep.max_context - len(prompt_ids)
+    settings = ep.settings
+    budget = settings.max_new_tokens
+    if settings.max_context is not None:
+        room = settings.max_context - len(prompt_ids)
         if room < min(MIN_REPLY_ROOM, budget):
             traj.termination = "max_turns"
             traj.meta["context_overflow"] = True
@@ -142,7 +152,7 @@ async def _turn(ep: _Episode, index: int, obs: Observation) -> tuple[Observation
         traj.meta["gave_up"] = str(e)[:300]
         return obs, True
     text = reply.text or ep.builder.decode(reply.completion_ids)
-    action, parse_error = try_parse(text, grammar=ep.grammar, thinking=ep.thinking)
+    action, parse_error = try_parse(text, grammar=settings.grammar, thinking=settings.thinking)
     turn = Turn(
         index=index,
         observation=obs,
@@ -161,7 +171,7 @@ async def _turn(ep: _Episode, index: int, obs: Observation) -> tuple[Observation
         # A bad action is data: the page is unchanged and the prompt builder shows the parse error in the next
         # turn's feedback.
         ep.bad_in_a_row += 1
-        if ep.max_bad_replies and ep.bad_in_a_row >= ep.max_bad_replies:
+        if settings.max_bad_replies and ep.bad_in_a_row >= settings.max_bad_replies:
             traj.termination = "bad_replies"
             return obs, True
         return obs.model_copy(update={"last_action_error": None}), False
@@ -172,9 +182,9 @@ async def _turn(ep: _Episode, index: int, obs: Observation) -> tuple[Observation
         return obs, True
     t1 = time.perf_counter()
     try:
-        nxt: Observation = await call(ep.browser, "step", action, timeout=ep.step_timeout)
+        nxt = await ep.browser.step(action, timeout=settings.step_timeout)
     except TimeoutError as e:
-        raise InfraFailure(f"browser step exceeded {ep.step_timeout:.0f}s") from e
+        raise InfraFailure(f"browser step exceeded {settings.step_timeout:.0f}s") from e
     turn.timings["step"] = time.perf_counter() - t1
     if nxt.infra_error:
         traj.meta.setdefault("recovered_infra_errors", []).append(nxt.infra_error)

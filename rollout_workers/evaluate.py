@@ -1,7 +1,7 @@
 """Evaluate a policy on a task split and print success per site.
 
     python -m rollout_workers.evaluate --config configs/cpu_demo.yaml [--checkpoint DIR] [--split test]
-    python -m rollout_workers.evaluate --config ... --set rollout.max_turns=30   # test-time scaling: more turns
+    python -m rollout_workers.evaluate --config ... --set scheduling.max_turns=30   # test-time scaling: more turns
     python -m rollout_workers.evaluate --config ... --checkpoint DIR --turns 2,4,8,16   # a sweep and its plot
     python -m rollout_workers.evaluate --config configs/miniwob_cpu.yaml --seeds 100000-100019,100100
 
@@ -31,13 +31,16 @@ import random
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from common.cli import config_from_args, fail, run
 from common.config import TrainConfig, add_config_args
 from common.records import TrajectoryGroup, dump_jsonl
 from common.tasks import Task
 from rollout_workers.metrics import RolloutSummary, summarize
+
+if TYPE_CHECKING:
+    from rollout_workers.group import RolloutWorker
 
 
 def stratified_sample(tasks: list[Task], n: int, seed: int) -> list[Task]:
@@ -63,7 +66,7 @@ def stratified_sample(tasks: list[Task], n: int, seed: int) -> list[Task]:
 
 
 async def evaluate(
-    worker: Any,
+    worker: RolloutWorker,
     tasks: list[Task],
     cfg: TrainConfig,
     *,
@@ -75,7 +78,7 @@ async def evaluate(
 ) -> tuple[RolloutSummary, list[TrajectoryGroup]]:
     """`eval.samples_per_task` episodes of each task at `inference.eval_temperature` (a stratified sample of
     `max_tasks`, default `eval.max_tasks`, 0 = all; the same sample in every evaluation of a run, so before / after
-    numbers compare the same episodes), with `max_turns` turns (default rollout.max_turns). `sampled`:
+    numbers compare the same episodes), with `max_turns` turns (default scheduling.max_turns). `sampled`:
     `eval.sampled_per_task` episodes per task at the training temperature instead."""
     n = cfg.eval.max_tasks if max_tasks is None else max_tasks
     tasks = stratified_sample(tasks, n, cfg.seed)
@@ -99,7 +102,7 @@ async def evaluate(
 
 
 async def turn_sweep(
-    worker: Any,
+    worker: RolloutWorker,
     tasks: list[Task],
     cfg: TrainConfig,
     budgets: list[int],

@@ -1,6 +1,6 @@
 """Groups of G episodes of one task, run in parallel in G browser actors, scored, and consumed as they finish.
 
-    worker = RolloutWorker(pool, router, rewarder, builder, cfg, sandboxes)
+    worker = RolloutWorker(pool, router, [RewardHandle(r) for r in rewarders], builder, cfg, sandboxes)
     async for group in worker.run_groups(tasks, group_size=4):   # completion order, bounded in flight
         ...
 
@@ -12,16 +12,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 from common.config import TrainConfig
-from common.records import Reward, Trajectory, TrajectoryGroup
-from common.remote import call, is_ray_actor
+from common.prompts import PromptBuilder
+from common.records import FinalState, Reward, Trajectory, TrajectoryGroup
 from common.tasks import Task
-from rollout_workers.episode import EpisodeResult, run_episode
-from rollout_workers.policy import ModelPolicy, Sampling
+from rollout_workers.episode import EpisodeResult, EpisodeSettings, run_episode
+from rollout_workers.handles import BrowserHandle, RewardHandle
+from rollout_workers.policy import ModelPolicy, Policy, Sampling
+from rollout_workers.router import EngineRouter
+from rollout_workers.sandbox import Sandboxes
 
 
 def _failed(task: Task, sample_idx: int, why: str) -> EpisodeResult:
@@ -37,11 +41,12 @@ def _failed(task: Task, sample_idx: int, why: str) -> EpisodeResult:
 
 
 class BrowserPool:
-    """A fixed set of browser actors lent out G at a time. `factory(i)` makes (or re-makes) actor i."""
+    """A fixed set of browser actors lent out G at a time. `factory(i)` makes (or re-makes) actor i: a Ray handle
+    or a plain `BrowserActor`, held as a `BrowserHandle`."""
 
-    def __init__(self, factory: Callable[[int], Any], size: int):
+    def __init__(self, factory: Callable[[int], object], size: int):
         self._factory = factory
-        self._actors = {i: factory(i) for i in range(size)}
+        self._actors = {i: BrowserHandle.of(factory(i)) for i in range(size)}
         self._free: asyncio.Queue[int] | None = None
         self.size = size
         self.replaced = 0
@@ -57,7 +62,7 @@ class BrowserPool:
     async def lease(self, n: int):
         if n > self.size:
             raise ValueError(
-                f"a group of {n} needs {n} browsers; the pool has {self.size} (rollout.num_browsers)"
+                f"a group of {n} needs {n} browsers; the pool has {self.size} (browser.num_browsers)"
             )
         q = self._queue()
         slots = [await q.get() for _ in range(n)]
@@ -70,16 +75,11 @@ class BrowserPool:
     def replace(self, i: int) -> None:
         """A timed-out or crashed actor is killed and recreated, never reused: its page or process may still hold
         the failed episode's state."""
-        old = self._actors[i]
-        if is_ray_actor(old):
-            import ray
-
-            with contextlib.suppress(Exception):  # already dead is fine
-                ray.kill(old)
-        self._actors[i] = self._factory(i)
+        self._actors[i].kill()
+        self._actors[i] = BrowserHandle.of(self._factory(i))
         self.replaced += 1
 
-    def actors(self) -> list[Any]:
+    def actors(self) -> list[BrowserHandle]:
         return list(self._actors.values())
 
 
@@ -87,16 +87,19 @@ class RolloutWorker:
     def __init__(
         self,
         pool: BrowserPool,
-        router: Any,
-        rewarder: Any,
-        builder: Any,
+        router: EngineRouter | None,
+        rewarder: object | Sequence[object],
+        builder: PromptBuilder,
         cfg: TrainConfig,
-        sandboxes: Any | None = None,
+        sandboxes: Sandboxes | None = None,
         on_group: Callable[[TrajectoryGroup], None] | None = None,
     ):
+        """`router` None: no engines (only the expert plays). `rewarder`: one reward actor or several (Ray handles,
+        plain `RewardActor`s or `RewardHandle`s); episodes are spread over them in turn."""
         self.pool, self.router, self.builder = pool, router, builder
-        # one reward actor or several; episodes are spread over them in turn
-        self.rewarders = list(rewarder) if isinstance(rewarder, list | tuple) else [rewarder]
+        rewarders = rewarder if isinstance(rewarder, list | tuple) else [rewarder]
+        self.rewarders = [RewardHandle.of(r) for r in rewarders]
+        self.episode = EpisodeSettings.from_config(cfg)  # what every episode plays by
         self._next_rewarder = 0
         self.cfg, self.sandboxes, self.on_group = cfg, sandboxes, on_group
         self.infra_failures = 0
@@ -116,16 +119,17 @@ class RolloutWorker:
         iteration: int = 0,
         evaluation: bool = False,
         max_turns: int | None = None,
-        policy: Any = None,
+        policy: Policy | None = None,
     ) -> TrajectoryGroup:
         """`group_size` episodes of `task` in parallel; `policy` defaults to the model at the rollout (or, with
         `evaluation`, the evaluation) sampling settings."""
-        ro = self.cfg.rollout
+        sched = self.cfg.scheduling
         policy = policy or ModelPolicy(self.router, self.sampling(evaluation))
+        settings = dataclasses.replace(self.episode, max_turns=max_turns) if max_turns else self.episode
         last: list[EpisodeResult] = []
         used: list[str | None] = []  # sandbox tokens of every attempt, dropped once the group is scored
         attempts = 0
-        while attempts <= ro.group_retries:
+        while attempts <= sched.group_retries:
             attempts += 1
             started = time.time()
             outage, tokens = None, []
@@ -140,7 +144,7 @@ class RolloutWorker:
                 last = [_failed(task, k, outage) for k in range(group_size)]
                 self.infra_failures += group_size
                 # back off before the next attempt: a site that is restarting gets time to come back
-                await asyncio.sleep(min(60.0, ro.retry_backoff_s * 2 ** (attempts - 1)))
+                await asyncio.sleep(min(60.0, sched.retry_backoff_s * 2 ** (attempts - 1)))
                 continue
             async with self.pool.lease(group_size) as browsers:
                 last = await asyncio.gather(
@@ -150,18 +154,9 @@ class RolloutWorker:
                             browser=actor,
                             policy=policy,
                             builder=self.builder,
-                            max_turns=max_turns or ro.max_turns,
-                            grammar=ro.grammar,
-                            thinking=ro.thinking,
-                            max_new_tokens=self.cfg.inference.max_new_tokens,
-                            source=policy.source,
+                            settings=settings,
                             sample_idx=k,
                             sandbox=tok,
-                            # Above the actor's own limit (step_timeout_s x 3 + 30 s, recovery included), so a
-                            # hung page costs a step the actor recovers from, not the group.
-                            step_timeout=ro.step_timeout_s * 3 + 60,
-                            max_context=self.cfg.model.max_context,
-                            max_bad_replies=ro.max_bad_replies,
                         )
                         for k, ((_, actor), tok) in enumerate(zip(browsers, tokens, strict=True))
                     )
@@ -219,7 +214,7 @@ class RolloutWorker:
             if rw.error:
                 r.trajectory.meta["reward_error"] = rw.error
 
-    async def _score_one(self, task: Task, final: Any) -> Reward:
+    async def _score_one(self, task: Task, final: FinalState) -> Reward:
         """Score on the reward actors in turn; one that fails (dead actor, its browser gone) passes the episode to
         the next. When every one fails the episode is unscorable, with the errors, never an exception."""
         errors, start, n = [], self._next_rewarder, len(self.rewarders)
@@ -227,14 +222,14 @@ class RolloutWorker:
         for k in range(n):
             rewarder = self.rewarders[(start + k) % n]
             try:
-                return await call(rewarder, "ascore", task, final, timeout=self.cfg.reward.timeout_s)
+                return await rewarder.score(task, final, timeout=self.cfg.reward.timeout_s)
             except Exception as e:  # noqa: BLE001 - the next actor gets the episode
                 errors.append(f"{type(e).__name__}: {e}"[:200])
         return Reward(score=None, error="every reward actor failed: " + " | ".join(errors))
 
     def parallel_groups(self, group_size: int) -> int:
-        """Groups of `group_size` that can run at once: rollout.max_inflight_groups, bounded by the browsers."""
-        return max(1, min(self.cfg.rollout.max_inflight_groups, self.pool.size // group_size or 1))
+        """Groups of `group_size` that can run at once: scheduling.max_inflight_groups, bounded by the browsers."""
+        return max(1, min(self.cfg.scheduling.max_inflight_groups, self.pool.size // group_size or 1))
 
     async def run_groups(
         self, tasks: list[Task], group_size: int, **kw: Any

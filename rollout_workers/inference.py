@@ -36,6 +36,8 @@ from rollout_workers import weight_format
 from rollout_workers.vllm_reload import WORKER_EXTENSION
 
 if TYPE_CHECKING:
+    from vllm.v1.engine.async_llm import AsyncLLM
+
     from common.config import InferenceConfig
 
 log = logging.getLogger(__name__)
@@ -94,7 +96,7 @@ class InferenceActor:
         self.max_model_len = max_model_len
         self.name = name
         self.weight_version = int(weight_version)
-        self._engine: Any = None
+        self._engine: AsyncLLM | None = None
         self._start_lock: asyncio.Lock | None = None
         self._update_lock: asyncio.Lock | None = None
         self._gate: asyncio.Event | None = None  # set = requests may enter
@@ -112,7 +114,7 @@ class InferenceActor:
             self._counts = _Counters(started_at=self._counts.started_at)  # the warm-up is not traffic
         return await self.stats()
 
-    async def _ensure_engine(self) -> Any:
+    async def _ensure_engine(self) -> AsyncLLM:
         if self._engine is not None:
             return self._engine
         if self._start_lock is None:  # asyncio primitives must be made inside the loop that uses them
@@ -129,7 +131,7 @@ class InferenceActor:
                 )
         return self._engine
 
-    def _build_engine(self) -> Any:
+    def _build_engine(self) -> AsyncLLM:
         import torch
         from vllm import AsyncEngineArgs
         from vllm.v1.engine.async_llm import AsyncLLM

@@ -28,7 +28,7 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from common.actions import render_action, try_parse
 from common.allowlist import AllowList
@@ -36,7 +36,10 @@ from common.cli import check_url, config_from_args, fail, run
 from common.config import TrainConfig, add_config_args, expand
 from common.records import Observation, Trajectory, dump_jsonl
 from common.tasks import Task
-from rollout_workers.policy import ModelPolicy, Reply, Sampling
+from rollout_workers.policy import ModelPolicy, Policy, Reply, Sampling
+
+if TYPE_CHECKING:
+    from rollout_workers.sandbox import Sandboxes
 
 
 def site_urls(cfg: TrainConfig) -> dict[str, str]:
@@ -112,7 +115,7 @@ def page_summary(text: str, width: int = 200) -> str:
 class Narrator:
     """A policy that prints each turn as it happens: the page it is shown, then the reply and its parsed action."""
 
-    def __init__(self, policy: Any, grammar: str, thinking: bool) -> None:
+    def __init__(self, policy: Policy, grammar: str, thinking: bool) -> None:
         self.policy, self.grammar, self.thinking = policy, grammar, thinking
         self.source = policy.source
         self.turn = 0
@@ -144,8 +147,8 @@ async def play(
     urls: dict[str, str],
     auth_dir: str = "",
     headed: bool = False,
-    sandboxes: Any = None,
-    rewarder: Any = None,
+    sandboxes: Sandboxes | None = None,
+    rewarder: object | None = None,
     local_sites: dict[str, Any] | None = None,
 ) -> Trajectory:
     """One episode of `task` by the model at `checkpoint`, printed as it goes; scored when `rewarder` is given."""
@@ -153,19 +156,19 @@ async def play(
 
     from browser_actors import BrowserActor
     from common.prompts import PromptBuilder
-    from common.remote import call
-    from rollout_workers.episode import run_episode
+    from rollout_workers.episode import EpisodeSettings, run_episode
+    from rollout_workers.handles import BrowserHandle, RewardHandle
     from rollout_workers.inference import InferenceActor
     from rollout_workers.router import EngineRouter
 
-    ro, inf = cfg.rollout, cfg.inference
-    builder = PromptBuilder.from_config(AutoTokenizer.from_pretrained(cfg.model_path), ro)
+    inf = cfg.inference
+    builder = PromptBuilder.from_config(AutoTokenizer.from_pretrained(cfg.model_path), cfg.prompt)
     engine = InferenceActor(
         checkpoint, inf, max_model_len=cfg.model.max_context, dtype=cfg.model.dtype, weight_sync="file"
     )
     # MiniWoB++: the browser actor serves the pages itself (`local_sites`), as in training
     browser = BrowserActor(
-        ro, auth_dir=auth_dir or None, env_urls=urls, headless=not headed, local_sites=local_sites
+        cfg.browser, auth_dir=auth_dir or None, env_urls=urls, headless=not headed, local_sites=local_sites
     )
     token = None
     try:
@@ -177,21 +180,15 @@ async def play(
         print(f"[play] task {task.task_id}: {task.intent}\n[play] start: {task.start_url}", flush=True)
         result = await run_episode(
             task,
-            browser=browser,
-            policy=Narrator(ModelPolicy(router, sampling), ro.grammar, ro.thinking),
+            browser=BrowserHandle(browser),
+            policy=Narrator(ModelPolicy(router, sampling), cfg.prompt.grammar, cfg.prompt.thinking),
             builder=builder,
-            max_turns=ro.max_turns,
-            grammar=ro.grammar,
-            thinking=ro.thinking,
-            max_new_tokens=inf.max_new_tokens,
+            settings=EpisodeSettings.from_config(cfg),
             sandbox=token,
-            step_timeout=ro.step_timeout_s * 3 + 60,
-            max_context=cfg.model.max_context,
-            max_bad_replies=ro.max_bad_replies,
         )
         traj = result.trajectory
         if rewarder is not None and result.final is not None:
-            reward = await call(rewarder, "ascore", task, result.final, timeout=cfg.reward.timeout_s)
+            reward = await RewardHandle.of(rewarder).score(task, result.final, timeout=cfg.reward.timeout_s)
             traj.reward, traj.checks = reward.score, reward.checks
         return traj
     finally:

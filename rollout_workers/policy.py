@@ -15,11 +15,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from common.actions import render_action
+from common.prompts import PromptBuilder
 from common.records import Action, Observation
 from common.tasks import Task
+
+if TYPE_CHECKING:
+    from rollout_workers.router import EngineRouter
 
 
 @dataclass
@@ -60,13 +64,16 @@ class ModelPolicy:
 
     source = "policy"
 
-    def __init__(self, router: Any, sampling: Sampling) -> None:
+    def __init__(self, router: EngineRouter | None, sampling: Sampling) -> None:
+        """`router` None: a worker without engines (the expert's demonstrations); `act` then fails."""
         self.router, self.sampling = router, sampling
 
     async def act(
         self, episode_id: str, task: Task, prompt_ids: list[int], obs: Observation, max_tokens: int
     ) -> Reply:
         s = self.sampling
+        if self.router is None:
+            raise RuntimeError("ModelPolicy without engines: this stack was started with engines=False")
         res = await self.router.generate(
             episode_id, prompt_ids, max_tokens=max_tokens, temperature=s.temperature, top_p=s.top_p
         )
@@ -80,9 +87,8 @@ class ModelPolicy:
         )
 
     def end(self, episode_id: str) -> None:
-        release = getattr(self.router, "release", None)
-        if release is not None:
-            release(episode_id)
+        if self.router is not None:
+            self.router.release(episode_id)
 
 
 def reply_text(action: Action, grammar: str, thinking: bool, why: str = "", style: str = "summary") -> str:
@@ -100,7 +106,13 @@ def reply_text(action: Action, grammar: str, thinking: bool, why: str = "", styl
     return f"In summary, the next action I will perform is ```{rendered}```"
 
 
-ScriptFactory = Callable[[Task, Observation], Any]
+class Script(Protocol):
+    """One episode's scripted expert (sites/tasks/steps.py): the next action and why; raises when stuck."""
+
+    def next_action(self, obs: Observation) -> tuple[Action, str]: ...
+
+
+ScriptFactory = Callable[[Task, Observation], Script]
 
 
 class ExpertPolicy:
@@ -111,7 +123,7 @@ class ExpertPolicy:
 
     def __init__(
         self,
-        builder: Any,
+        builder: PromptBuilder,
         grammar: str,
         thinking: bool,
         *,
@@ -124,7 +136,7 @@ class ExpertPolicy:
             scripts = script_for
         self.builder, self.grammar, self.thinking, self.style = builder, grammar, thinking, style
         self._scripts = scripts
-        self._live: dict[str, Any] = {}
+        self._live: dict[str, Script] = {}
 
     async def act(
         self, episode_id: str, task: Task, prompt_ids: list[int], obs: Observation, max_tokens: int

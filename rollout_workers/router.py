@@ -1,6 +1,6 @@
 """`EngineRouter`: sends every turn of an episode to the same inference engine.
 
-    router = EngineRouter(engines)            # InferenceActors or Ray handles to them
+    router = EngineRouter(engines)            # InferenceActors or Ray handles to them (held as EngineHandles)
     res = await router.generate(episode_id, prompt_ids, max_tokens=256)
     router.release(episode_id)                # when the episode ends
 
@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from common.remote import call
+from rollout_workers.handles import EngineHandle
 from rollout_workers.inference import GenerateResult
 
 log = logging.getLogger(__name__)
@@ -44,14 +44,17 @@ class EngineRouter:
     """Routes each episode's turns to one engine: its history is the cached prefix there.
 
     A new episode goes to the engine with the fewest live episodes (ties: fewest requests in flight, then the
-    lowest index); `release` ends the stickiness when the episode finishes. Engines are `InferenceActor`s or Ray
-    handles. Single event loop, no locks: every method is synchronous up to its first await.
+    lowest index); `release` ends the stickiness when the episode finishes. Engines are `InferenceActor`s, Ray
+    handles to them or `EngineHandle`s (held as handles). Single event loop, no locks: every method is synchronous
+    up to its first await.
     """
 
-    def __init__(self, engines: list[Any], *, timeout_s: float | None = None, probe_timeout_s: float = 30.0):
+    def __init__(
+        self, engines: Sequence[object], *, timeout_s: float | None = None, probe_timeout_s: float = 30.0
+    ):
         if not engines:
             raise ValueError("EngineRouter needs at least one engine")
-        self.engines = list(engines)
+        self.engines = [EngineHandle.of(e) for e in engines]
         self.timeout_s, self.probe_timeout_s = timeout_s, probe_timeout_s
         self.version = 0  # the weights a serving engine holds; the driver sets it after each push
         self.down: dict[int, str] = {}  # engines out of service -> why
@@ -80,9 +83,7 @@ class EngineRouter:
         i = self.engine_for(episode_id)
         self._inflight[i] += 1
         try:
-            return await call(
-                self.engines[i], "generate", prompt_token_ids, timeout=self.timeout_s, **sampling
-            )
+            return await self.engines[i].generate(prompt_token_ids, timeout=self.timeout_s, **sampling)
         except asyncio.TimeoutError as e:
             why = f"generate exceeded {self.timeout_s:.0f}s (inference.generate_timeout_s)"
             self.mark_down(i, why)
@@ -102,7 +103,7 @@ class EngineRouter:
 
     async def probe(self, i: int) -> int:
         """The weight version engine i holds (raises when it does not answer within probe_timeout_s)."""
-        stats = await call(self.engines[i], "stats", timeout=self.probe_timeout_s)
+        stats = await self.engines[i].stats(timeout=self.probe_timeout_s)
         return int(stats["weight_version"])
 
     async def heal(self, restore: Callable[[int], Awaitable[Any]] | None = None) -> list[int]:

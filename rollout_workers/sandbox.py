@@ -8,6 +8,7 @@ here, or $WA_SANDBOX_KEY (a driver on another machine than the sites), or read f
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Protocol
 
 import httpx
 
@@ -30,6 +31,15 @@ def driver_key(data_dir: str | Path | None = None) -> str:
             "(its data folder's .sandbox_key)"
         )
     return path.read_text().strip()
+
+
+class Sandboxes(Protocol):
+    """What a rollout needs of the sites' sandboxes: a fresh copy of the seeded data per episode, dropped once the
+    group is scored (`SandboxClient` over HTTP; tests use the sites' own store)."""
+
+    async def new(self) -> str: ...
+
+    async def drop(self, token: str) -> None: ...
 
 
 class SandboxClient:

@@ -13,8 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from common.config import TrainConfig, expand
+from common.prompts import PromptBuilder
 from common.tasks import Task
 from rollout_workers.group import BrowserPool, RolloutWorker
+from rollout_workers.handles import BrowserHandle, EngineHandle, RewardHandle, wait_all
+from rollout_workers.router import EngineRouter
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +49,7 @@ def init_ray(cfg: TrainConfig) -> dict[str, Any]:
         }
         ctx = ray.init(
             num_cpus=max(4, os.cpu_count() or 2),
-            resources={cfg.rollout.browser_resource: cfg.rollout.num_browsers},
+            resources={cfg.browser.browser_resource: cfg.browser.num_browsers},
             include_dashboard=True,
             dashboard_host="127.0.0.1",
             runtime_env=env,
@@ -66,12 +69,12 @@ class Stack:
         # site -> the server class each browser actor starts on its own node (environment.kind=miniwob)
         self.local_sites: dict[str, Any] = {}
         self.auth_dir = ""
-        self.engines: list[Any] = []
-        self.router = None
+        self.engines: list[EngineHandle] = []
+        self.router: EngineRouter | None = None
         self.pool: BrowserPool | None = None
-        self.rewarders: list[Any] = []
+        self.rewarders: list[RewardHandle] = []
         self.worker: RolloutWorker | None = None
-        self.builder = None
+        self.builder: PromptBuilder | None = None
 
     # --- environment -------------------------------------------------------------------------------------
     def start_environment(self) -> None:
@@ -115,20 +118,17 @@ class Stack:
     def start_builder(self) -> None:
         from transformers import AutoTokenizer
 
-        from common.prompts import PromptBuilder
-
         tok = AutoTokenizer.from_pretrained(self.cfg.model_path)
-        self.builder = PromptBuilder.from_config(tok, self.cfg.rollout)
+        self.builder = PromptBuilder.from_config(tok, self.cfg.prompt)
 
     def start_engines(self, model_path: str | None = None, weight_version: int = 0) -> None:
         import ray
 
         from rollout_workers.inference import InferenceActor
-        from rollout_workers.router import EngineRouter
 
         inf = self.cfg.inference
         cls = ray.remote(InferenceActor)
-        self.engines = [
+        handles = [
             # Ray restarts a dead engine (with the weights it was created with); the router keeps it out of service
             # until the driver has pushed it the current weights (EngineRouter.heal).
             cls.options(
@@ -148,8 +148,9 @@ class Stack:
             )
             for i in range(inf.num_engines)
         ]
+        self.engines = [EngineHandle(h) for h in handles]
         # Start (and warm) every engine now, in parallel, so the first turns do not pay for it.
-        ray.get([e.start.remote() for e in self.engines])
+        wait_all(e.start() for e in self.engines)
         self.router = EngineRouter(self.engines, timeout_s=inf.generate_timeout_s)
         self.router.version = weight_version
 
@@ -158,25 +159,27 @@ class Stack:
 
         from browser_actors import BrowserActor
 
-        ro = self.cfg.rollout
+        browser = self.cfg.browser
         cls = ray.remote(BrowserActor)
         out = str(self.cfg.output_dir / "episodes")
 
-        def make(i: int) -> Any:
-            return cls.options(
-                name=f"browser-{i}-{os.urandom(2).hex()}",
-                num_cpus=0,
-                resources={ro.browser_resource: 1},
-                max_restarts=0,
-            ).remote(
-                ro,
-                auth_dir=self.auth_dir,
-                env_urls=self.urls,
-                output_dir=out,
-                local_sites=self.local_sites,
+        def make(i: int) -> BrowserHandle:
+            return BrowserHandle(
+                cls.options(
+                    name=f"browser-{i}-{os.urandom(2).hex()}",
+                    num_cpus=0,
+                    resources={browser.browser_resource: 1},
+                    max_restarts=0,
+                ).remote(
+                    browser,
+                    auth_dir=self.auth_dir,
+                    env_urls=self.urls,
+                    output_dir=out,
+                    local_sites=self.local_sites,
+                )
             )
 
-        self.pool = BrowserPool(make, ro.num_browsers)
+        self.pool = BrowserPool(make, browser.num_browsers)
 
     def start_rewarders(self) -> None:
         import ray
@@ -187,9 +190,11 @@ class Stack:
         helpers = "bundled" if self.cfg.environment.kind == "bundled" else "webarena"
         self.rewarders = [
             # Restarted by Ray when it dies (its constructor relaunches its browser); calls in flight are retried.
-            cls.options(
-                name=f"reward-{i}", num_cpus=0, max_concurrency=64, max_restarts=-1, max_task_retries=2
-            ).remote(self.cfg.reward, env_urls=self.urls, helpers=helpers)
+            RewardHandle(
+                cls.options(
+                    name=f"reward-{i}", num_cpus=0, max_concurrency=64, max_restarts=-1, max_task_retries=2
+                ).remote(self.cfg.reward, env_urls=self.urls, helpers=helpers)
+            )
             for i in range(self.cfg.reward.num_actors)
         ]
 
@@ -218,14 +223,11 @@ class Stack:
         actors = [*self.engines, *self.rewarders, *(self.pool.actors() if self.pool else [])]
         if ray.is_initialized():
             try:  # engines first stop their vLLM engine-core processes, which a kill would orphan
-                ray.get([e.shutdown.remote() for e in self.engines], timeout=60)
+                wait_all((e.shutdown() for e in self.engines), timeout=60)
             except Exception:  # noqa: BLE001 - a dead or hung engine is killed below all the same
                 pass
             for a in actors:
-                try:
-                    ray.kill(a)
-                except Exception:  # noqa: BLE001 - an actor that is already gone
-                    pass
+                a.kill()  # an actor that is already gone is fine
         self.engines, self.rewarders, self.pool = [], [], None
         if self.sites is not None:
             self.sites.stop()

@@ -106,9 +106,9 @@ def main() -> int:
             "phases=[bc, rl, eval]",
             "inference.max_new_tokens=12",
             "inference.cpu_kvcache_gb=1",
-            "rollout.max_turns=2",
-            "rollout.num_browsers=2",
-            "rollout.obs_max_tokens=1500",
+            "scheduling.max_turns=2",
+            "browser.num_browsers=2",
+            "prompt.obs_max_tokens=1500",
             "bc.max_demos=16",  # one per storefront template: the 2-turn one gives the expert a demo
             "bc.held_out=0",
             "bc.epochs=1",
@@ -266,7 +266,7 @@ def play_miniwob(gcs: int, dash: int, work: Path) -> list[str]:
     cfg = load_config(
         str(ROOT / "configs/miniwob_cpu.yaml"),
         [
-            "rollout.num_browsers=1",
+            "browser.num_browsers=1",
             "rl.group_size=1",
             "environment.miniwob_tasks=[click-button]",
             f"logging.output_dir={work / 'miniwob'}",
@@ -283,7 +283,7 @@ def play_miniwob(gcs: int, dash: int, work: Path) -> list[str]:
         )
         actor, expert = stack.pool.actors()[0], expert_for(task)
         obs = ray.get(actor.reset.remote(task))
-        for _ in range(cfg.rollout.max_turns):
+        for _ in range(cfg.scheduling.max_turns):
             action, _ = expert.next_action(obs)
             if isinstance(action, R.Stop):
                 break

@@ -100,16 +100,16 @@ def local_rollout(default_model_dir):
 
     def make(server, browsers: int = 2, overrides: list[str] | None = None, router=None):
         cfg = load_config(
-            None, [f"rollout.num_browsers={browsers}", f"rl.group_size={browsers}", *(overrides or [])]
+            None, [f"browser.num_browsers={browsers}", f"rl.group_size={browsers}", *(overrides or [])]
         )
         actors = [
-            BrowserActor(cfg.rollout, auth_dir=str(server.auth_dir), env_urls=server.urls)
+            BrowserActor(cfg.browser, auth_dir=str(server.auth_dir), env_urls=server.urls)
             for _ in range(browsers)
         ]
         pool = BrowserPool(lambda i: actors[i], browsers)
         rewarder = RewardActor(env_urls=server.urls, helpers="bundled")
         made.append((actors, rewarder))
-        builder = PromptBuilder.from_config(tok, cfg.rollout)
+        builder = PromptBuilder.from_config(tok, cfg.prompt)
         return RolloutWorker(pool, router, rewarder, builder, cfg, LocalSandboxes(server))
 
     yield make

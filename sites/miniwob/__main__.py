@@ -105,7 +105,7 @@ def _utterances(args: argparse.Namespace) -> int:
 
 def _experts(args: argparse.Namespace) -> int:
     from browser_actors.actor import BrowserActor
-    from common.config import RolloutConfig
+    from common.config import BrowserConfig
     from sites.miniwob.experts import SOLVERS
     from sites.miniwob.play import success_rates
     from sites.miniwob.server import MiniwobServer
@@ -115,7 +115,7 @@ def _experts(args: argparse.Namespace) -> int:
     seeds = set(SEEDS[args.split][: args.seeds])
     total = [0, 0]
     with MiniwobServer() as srv:
-        actor = BrowserActor(RolloutConfig(observation="html"), env_urls={"miniwob": srv.url})
+        actor = BrowserActor(BrowserConfig(observation="html"), env_urls={"miniwob": srv.url})
         try:
             for name in names:
                 tasks = [t.with_urls({"miniwob": srv.url}) for t in load_split(args.split, [name])]

@@ -36,7 +36,7 @@ class MiniwobExpert:
             return R.Stop(answer=""), "the page has given its reward: the episode is over"
         if obs.mode != "html":
             raise ExpertError(
-                "the MiniWoB++ experts read the simplified-HTML observation (rollout.observation=html)"
+                "the MiniWoB++ experts read the simplified-HTML observation (browser.observation=html)"
             )
         if obs.last_action_error and self._steps is not None:
             raise ExpertError(f"the previous action failed: {obs.last_action_error}")

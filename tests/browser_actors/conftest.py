@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 from ba_fixture_server import FixtureServer
 
-from common.config import RolloutConfig
+from common.config import BrowserConfig
 from common.tasks import Task
 
 
@@ -23,10 +23,10 @@ def make_task(url: str, task_id: str = "t", sites: list[str] | None = None, **ex
     )
 
 
-def fast_cfg(**over: object) -> RolloutConfig:
-    base = {"step_timeout_s": 8.0, "settle_timeout_s": 3.0, "obs_max_tokens": 4000}
+def fast_cfg(**over: object) -> BrowserConfig:
+    base = {"step_timeout_s": 8.0, "settle_timeout_s": 3.0}
     base.update(over)
-    return RolloutConfig(**base)
+    return BrowserConfig(**base)
 
 
 @pytest.fixture(scope="module")

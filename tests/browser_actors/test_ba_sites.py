@@ -33,7 +33,7 @@ def test_shop_search_and_cart_in_own_sandbox(site_server):
 
     token = site_server.new_sandbox()
     a = BrowserActor(
-        fast_cfg(obs_max_tokens=6000), auth_dir=str(site_server.auth_dir), env_urls=site_server.urls
+        fast_cfg(), auth_dir=str(site_server.auth_dir), env_urls=site_server.urls
     )
     try:
         obs = a.reset(_task("__SHOPPING__/", "shopping").with_urls(site_server.urls), sandbox=token)
@@ -65,7 +65,7 @@ def test_admin_axtree_ids_act(site_server):
     from browser_actors.actor import BrowserActor
 
     a = BrowserActor(
-        fast_cfg(observation="axtree", obs_max_tokens=6000),
+        fast_cfg(observation="axtree"),
         auth_dir=str(site_server.auth_dir),
         env_urls=site_server.urls,
     )

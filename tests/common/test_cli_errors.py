@@ -137,8 +137,13 @@ CASES = {
         "--checkpoint {run}: no config.json in this folder",
     ),
     "eval-unknown-key": (
-        ["-m", "rollout_workers.evaluate", "--config", MINIWOB, "--set", "rollout.max_turn=3"],
-        "unknown key 'rollout.max_turn' (did you mean 'rollout.max_turns'?)",
+        ["-m", "rollout_workers.evaluate", "--config", MINIWOB, "--set", "scheduling.max_turn=3"],
+        "unknown key 'scheduling.max_turn' (did you mean 'scheduling.max_turns'?)",
+    ),
+    "eval-old-rollout-key": (
+        ["-m", "rollout_workers.evaluate", "--config", MINIWOB, "--set", "rollout.max_turns=3"],
+        "the 'rollout' section was split into 'prompt', 'browser' and 'scheduling'; move its keys: "
+        "rollout.max_turns -> scheduling.max_turns",
     ),
     "eval-task-syntax": (
         [
@@ -197,13 +202,13 @@ CASES = {
             "-m",
             "rollout_workers.play",
             "--set",
-            "rollout.grammer=webrl",
+            "prompt.grammer=webrl",
             "--checkpoint",
             "{model}",
             "--task-id",
             "1",
         ],
-        "unknown key 'rollout.grammer' (did you mean 'rollout.grammar'?)",
+        "unknown key 'prompt.grammer' (did you mean 'prompt.grammar'?)",
     ),
     "play-task-schema": (
         [

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 
 import pytest
 
-from common.config import RolloutConfig
+from common.config import PromptConfig
 from common.prompts import PLACEHOLDER, PromptBuilder, system_prompt
 from common.records import Observation, Turn
 
@@ -312,7 +312,7 @@ def test_builder_pickles(tok) -> None:
 
 
 def test_system_prompt_and_config(tok) -> None:
-    cfg = RolloutConfig(grammar="webrl", thinking=True, compression="placeholder", obs_max_tokens=700)
+    cfg = PromptConfig(grammar="webrl", thinking=True, compression="placeholder", obs_max_tokens=700)
     builder = PromptBuilder.from_config(tok, cfg)
     assert (builder.grammar, builder.thinking, builder.compression, builder.obs_max_tokens) == (
         "webrl", True, "placeholder", 700,

@@ -63,17 +63,17 @@ def test_config_overrides_and_errors(tmp_path):
         None,
         [
             "rl.group_size=8",
-            "rollout.num_browsers=8",
-            "rollout.thinking=true",
+            "browser.num_browsers=8",
+            "prompt.thinking=true",
             "environment.urls={shopping: http://x}",
         ],
     )
-    assert cfg.rl.group_size == 8 and cfg.rollout.thinking is True
+    assert cfg.rl.group_size == 8 and cfg.prompt.thinking is True
     assert cfg.environment.urls == {"shopping": "http://x"}
     with pytest.raises(ConfigError, match=r"unknown key 'rl.group_sise' \(did you mean 'rl.group_size'\?\)"):
         load_config(None, ["rl.group_sise=8"])
-    with pytest.raises(ConfigError, match="bad value for 'rollout.max_turns'"):
-        load_config(None, ["rollout.max_turns=many"])
+    with pytest.raises(ConfigError, match="bad value for 'scheduling.max_turns'"):
+        load_config(None, ["scheduling.max_turns=many"])
     with pytest.raises(ConfigError, match="not key=value"):
         load_config(None, ["rl.group_size"])
     y = tmp_path / "c.yaml"

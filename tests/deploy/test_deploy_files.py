@@ -67,7 +67,7 @@ def test_launcher_node_roles():
     preset = load_config(ROOT / PRESET)
     assert (
         types["browser"]["min_workers"] * types["browser"]["resources"]["browser"]
-        >= preset.rollout.num_browsers
+        >= preset.browser.num_browsers
     )
     # Ray refuses to mix versions: the images must carry the version this project pins and tests with
     images = [cfg["docker"]["image"]] + [t["docker"]["worker_image"] for t in types.values() if "docker" in t]
@@ -119,7 +119,7 @@ def test_rayjob_groups_match_the_preset():
     per_pod = _ray_start_resources(groups["browser"]["rayStartParams"]["resources"])
     assert per_pod == {"browser": 8}
     cfg = load_config(ROOT / PRESET)
-    assert groups["browser"]["replicas"] * per_pod["browser"] >= cfg.rollout.num_browsers
+    assert groups["browser"]["replicas"] * per_pod["browser"] >= cfg.browser.num_browsers
     limits = groups["gpu"]["template"]["spec"]["containers"][0]["resources"]["limits"]
     needed = cfg.learner.num_gpus + cfg.inference.num_engines * cfg.inference.gpus_per_engine
     assert limits["nvidia.com/gpu"] >= needed

@@ -39,7 +39,7 @@ def test_webarena_lite_preset_has_paper_settings(path: Path):
     assert cfg.environment.test_tasks == "data/webarena/lite_test.json"
     assert (cfg.rl.lr, cfg.rl.tasks_per_iteration, cfg.rl.kl_beta) == (1e-6, 16, 0.001)
     assert (cfg.model.max_context, cfg.inference.max_new_tokens) == (16384, 1024)
-    assert cfg.rollout.thinking and cfg.rollout.max_turns == 15 and cfg.rollout.compression == "placeholder"
+    assert cfg.prompt.thinking and cfg.scheduling.max_turns == 15 and cfg.prompt.compression == "placeholder"
     assert cfg.learner.max_grad_norm == 0.01 and cfg.learner.zero_stage == 3 and cfg.rl.warmup_steps == 0
     assert cfg.model.dtype == "bfloat16" and cfg.model.gradient_checkpointing
     assert cfg.model.attn_implementation == "flash_attention_2" and cfg.inference.gpus_per_engine >= 1
@@ -47,13 +47,13 @@ def test_webarena_lite_preset_has_paper_settings(path: Path):
     keys = {f"__{k.strip('_').upper()}__" for k in cfg.environment.urls}
     assert set(PLACEHOLDERS) <= keys
     # enough browsers for the groups in flight
-    assert cfg.rollout.num_browsers >= cfg.rollout.max_inflight_groups * cfg.rl.group_size
+    assert cfg.browser.num_browsers >= cfg.scheduling.max_inflight_groups * cfg.rl.group_size
 
 
 @pytest.mark.parametrize("path", GPU_PRESETS, ids=lambda p: p.name)
 def test_test_time_scaling_is_one_override(path: Path):
-    cfg = load_config(path, ["rollout.max_turns=30"])
-    assert cfg.rollout.max_turns == 30
+    cfg = load_config(path, ["scheduling.max_turns=30"])
+    assert cfg.scheduling.max_turns == 30
 
 
 def test_preset_env_vars_are_documented():

@@ -31,7 +31,7 @@ def _overrides(model: str, out: Path) -> list[str]:
         *tiny_overrides(model, str(out)),
         "model.dtype=float32",
         "phases=[bc, rl]",
-        "rollout.max_inflight_groups=1",
+        "scheduling.max_inflight_groups=1",
         "bc.max_demos=16",
         "bc.epochs=1",
         "bc.lr=1e-4",

@@ -20,12 +20,12 @@ def tiny_overrides(model_dir: str, out: str) -> list[str]:
         "phases=[eval, bc, rl, eval]",
         "inference.max_new_tokens=12",
         "inference.cpu_kvcache_gb=1",
-        "rollout.max_turns=2",
-        "rollout.num_browsers=2",
-        "rollout.obs_max_tokens=1500",
-        "rollout.max_inflight_groups=2",
+        "scheduling.max_turns=2",
+        "browser.num_browsers=2",
+        "prompt.obs_max_tokens=1500",
+        "scheduling.max_inflight_groups=2",
         # one task per train template: the 2-turn template (search the store) is among them, so the expert
-        # solves some within rollout.max_turns=2 and RL (expert_solvable) has tasks
+        # solves some within scheduling.max_turns=2 and RL (expert_solvable) has tasks
         "bc.max_demos=16",
         "bc.held_out=0",
         "bc.epochs=2",

@@ -233,7 +233,7 @@ def test_episodes_played_for_real_in_the_viewer_and_the_export(local_rollout, br
             first.setdefault(t.intent_template_id, t.with_urls(srv.urls))
         tasks = [first[i] for i in (101, 106, 201)]  # an answer, a cart change, an admin answer
         worker = local_rollout(
-            srv, browsers=1, overrides=["rollout.obs_max_tokens=4000", "model.max_context=8192"]
+            srv, browsers=1, overrides=["prompt.obs_max_tokens=4000", "model.max_context=8192"]
         )
 
         async def play(max_turns):

@@ -17,7 +17,6 @@ import pytest
 
 from common.actions import parse_action
 from common.records import Stop, dump_jsonl, load_jsonl
-from common.remote import call
 from common.tasks import Task
 from rollout_workers.demos import collect_demos
 from rollout_workers.policy import ExpertPolicy
@@ -58,7 +57,7 @@ async def _play(worker, tasks):
 
 
 def test_expert_scores_one_on_a_sample(shop, local_rollout):
-    worker = local_rollout(shop, overrides=["rollout.obs_max_tokens=4000", "model.max_context=8192"])
+    worker = local_rollout(shop, overrides=["prompt.obs_max_tokens=4000", "model.max_context=8192"])
     groups = asyncio.run(_play(worker, shop.sample))
     trajs = [g.trajectories[0] for g in groups]
     assert len(trajs) == len(TRAIN_SAMPLE) + len(TEST_SAMPLE)
@@ -72,7 +71,7 @@ def test_expert_scores_one_on_a_sample(shop, local_rollout):
 
 def test_the_expert_acts_only_on_what_the_prompt_shows(shop, local_rollout):
     # A budget that cuts most shop pages: the expert must fail where the page it needs is cut, never use it.
-    worker = local_rollout(shop, overrides=["rollout.obs_max_tokens=500", "rollout.html_links=false"])
+    worker = local_rollout(shop, overrides=["prompt.obs_max_tokens=500", "browser.html_links=false"])
     groups = asyncio.run(_play(worker, shop.sample))
     acted = answered = 0
     for g in groups:
@@ -102,9 +101,9 @@ def test_do_nothing_fails_state_and_nav_tasks(shop, local_rollout):
 
     async def nothing(task):
         token = shop.new_sandbox()
-        await call(browser, "reset", task, token)
-        final = (await call(browser, "final_state")).model_copy(update={"answer": ""})
-        return await call(rewarder, "ascore", task, final)
+        await browser.reset(task, token)
+        final = (await browser.final_state()).model_copy(update={"answer": ""})
+        return await rewarder.score(task, final)
 
     results = [(t, asyncio.run(nothing(t))) for t in tasks]
     assert len(results) >= 10
@@ -121,7 +120,7 @@ def test_collect_demos_keeps_only_scored_ones_with_exact_ids(shop, local_rollout
         eval={"eval_types": ["string_match"], "reference_answers": {"exact_match": "x"}},
     )
     worker = local_rollout(
-        shop, overrides=["rollout.obs_max_tokens=4000", "model.max_context=8192", "rollout.max_turns=30"]
+        shop, overrides=["prompt.obs_max_tokens=4000", "model.max_context=8192", "scheduling.max_turns=30"]
     )
     tasks = [shop.sample[0], shop.sample[3], shop.fuzzy, foreign]
     demos, report = asyncio.run(collect_demos(worker, tasks, worker.cfg))
@@ -145,7 +144,7 @@ def test_a_probe_round_spends_the_remaining_plays_on_templates_the_expert_solved
     unscorable = [t.with_urls(shop.urls) for t in train if t.intent_template_id == FUZZY][:3]
     worker = local_rollout(
         shop,
-        overrides=["rollout.obs_max_tokens=4000", "model.max_context=8192", "bc.probe_per_template=1"],
+        overrides=["prompt.obs_max_tokens=4000", "model.max_context=8192", "bc.probe_per_template=1"],
     )
     demos, report = asyncio.run(collect_demos(worker, solvable + unscorable, worker.cfg, limit=4))
     # round one: one task of each template; round two: the 2 plays left go to 101 only (107 was never solved)

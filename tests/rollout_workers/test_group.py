@@ -104,10 +104,10 @@ def _worker(browsers, rewarders=None, sandboxes=None, overrides=()):
     cfg = load_config(
         None,
         [
-            f"rollout.num_browsers={len(browsers)}",
+            f"browser.num_browsers={len(browsers)}",
             f"rl.group_size={len(browsers)}",
-            "rollout.group_retries=2",
-            "rollout.retry_backoff_s=0.01",
+            "scheduling.group_retries=2",
+            "scheduling.retry_backoff_s=0.01",
             *overrides,
         ],
     )
@@ -135,7 +135,7 @@ def test_a_failed_episode_reruns_the_whole_group_with_the_actor_replaced():
 
 
 def test_a_group_is_never_returned_half_failed():
-    worker, _ = _worker([Browser(crash_on_step=True), Browser()], overrides=["rollout.group_retries=0"])
+    worker, _ = _worker([Browser(crash_on_step=True), Browser()], overrides=["scheduling.group_retries=0"])
     worker.pool._factory = lambda i: Browser(crash_on_step=True)
     group = asyncio.run(worker.run_group(_task(), 2, policy=Policy(["```click [1]```"])))
     assert group.failed and all(t.reward is None for t in group.trajectories)  # failed groups are not scored
@@ -171,7 +171,7 @@ def test_a_dead_reward_actor_passes_episodes_to_the_next_one_and_none_left_is_un
 
 def test_groups_come_back_in_completion_order_under_the_inflight_bound():
     browsers = [Browser(delay=0.3), Browser(delay=0.0), Browser(delay=0.0)]
-    worker, pool = _worker(browsers, overrides=["rollout.max_inflight_groups=2"])
+    worker, pool = _worker(browsers, overrides=["scheduling.max_inflight_groups=2"])
     pool._factory = lambda i: browsers[i]
     seen, live, peak = [], {"n": 0}, {"n": 0}
     inner = worker.run_group
@@ -212,7 +212,7 @@ class Scripted(Policy):
 
 
 def test_replies_without_an_action_end_the_episode_only_when_they_come_in_a_row():
-    worker, _ = _worker([Browser()], overrides=["rollout.max_bad_replies=2", "rollout.max_turns=8"])
+    worker, _ = _worker([Browser()], overrides=["scheduling.max_bad_replies=2", "scheduling.max_turns=8"])
     group = asyncio.run(worker.run_group(_task(), 1, policy=Scripted(["I think", "maybe"])))
     t = group.trajectories[0]
     # scored like any failed attempt (0), not an infrastructure failure; both unparseable turns are kept as data
@@ -221,7 +221,9 @@ def test_replies_without_an_action_end_the_episode_only_when_they_come_in_a_row(
     mixed = Scripted(["hm", "```click [1]```", "hm", "```click [1]```", "hm", "hm", "```stop [x]```"])
     t = asyncio.run(worker.run_group(_task(), 1, policy=mixed)).trajectories[0]
     assert t.termination == "bad_replies" and len(t.turns) == 6
-    worker, _ = _worker([Browser()], overrides=["rollout.max_turns=4"])  # 0 = never: the turn budget ends it
+    worker, _ = _worker(
+        [Browser()], overrides=["scheduling.max_turns=4"]
+    )  # 0 = never: the turn budget ends it
     t = asyncio.run(worker.run_group(_task(), 1, policy=Scripted(["hm"]))).trajectories[0]
     assert t.termination == "max_turns" and len(t.turns) == 4
 
@@ -291,7 +293,7 @@ def test_an_all_failed_group_gets_one_expert_member_whose_prompts_equal_the_mode
     cfg = load_config(
         None,
         [
-            "rollout.num_browsers=3",
+            "browser.num_browsers=3",
             "rl.group_size=2",
             "rl.tasks_per_iteration=1",
             "rl.dynamic_sampling=true",

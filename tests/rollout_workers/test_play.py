@@ -58,7 +58,7 @@ def test_play_a_miniwob_task_by_id(default_model_dir, tmp_path):
         "--task-id",
         "click-button/100003",
         "--set",
-        "rollout.max_turns=2",
+        "scheduling.max_turns=2",
         out=tmp_path,
     )
     traj = check_episode(got, tmp_path, "miniwob.click-button.100003", turns=2)
@@ -76,7 +76,7 @@ def test_play_a_bundled_site_from_a_url(default_model_dir, site_server, tmp_path
         "--set",
         f"environment.urls={{shopping: {shop}}}",
         "--set",
-        "rollout.max_turns=2",
+        "scheduling.max_turns=2",
         "--url",
         f"{shop}/",
         "--task",

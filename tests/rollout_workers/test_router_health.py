@@ -86,7 +86,9 @@ def test_heal_restores_an_engine_with_old_weights_and_keeps_an_unreachable_one_o
 
     async def restore(i):
         restored.append(i)
-        router.engines[i].version = router.version  # the push of the current weights
+        router.engines[
+            i
+        ].target.version = router.version  # the push of the current weights (to the engine itself)
 
     assert asyncio.run(router.heal(restore)) == [0]
     assert restored == [0] and list(router.down) == [1] and "heal" in router.down[1]

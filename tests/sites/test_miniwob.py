@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from common import records as R
-from common.config import RolloutConfig
+from common.config import BrowserConfig
 from common.tasks import Task
 from reward import RewardActor
 from sites.miniwob.server import MiniwobServer
@@ -31,7 +31,7 @@ def actor(server):
     from browser_actors.actor import BrowserActor
 
     a = BrowserActor(
-        RolloutConfig(step_timeout_s=15, settle_timeout_s=3, obs_max_tokens=4000),
+        BrowserConfig(step_timeout_s=15, settle_timeout_s=3),
         env_urls={"miniwob": server.url},
     )
     yield a
@@ -68,7 +68,7 @@ def test_actor_serves_the_pages_itself_and_fills_the_task_on_its_own_node(server
     t = load_split("test", ["click-button"])[1]
     assert t.start_url.startswith("__MINIWOB__/")
     a = BrowserActor(
-        RolloutConfig(step_timeout_s=15, settle_timeout_s=3), local_sites={"miniwob": MiniwobServer}
+        BrowserConfig(step_timeout_s=15, settle_timeout_s=3), local_sites={"miniwob": MiniwobServer}
     )
     own = a.local_urls["miniwob"]
     try:

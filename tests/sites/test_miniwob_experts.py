@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from common import records as R
-from common.config import RolloutConfig
+from common.config import BrowserConfig
 from reward.checks import miniwob as miniwob_check
 from sites.miniwob.experts import SOLVERS, expert_for
 from sites.miniwob.play import play
@@ -31,7 +31,7 @@ def actor(server):
     from browser_actors.actor import BrowserActor
 
     a = BrowserActor(
-        RolloutConfig(step_timeout_s=15, settle_timeout_s=3, obs_max_tokens=4000),
+        BrowserConfig(step_timeout_s=15, settle_timeout_s=3),
         env_urls={"miniwob": server.url},
     )
     yield a

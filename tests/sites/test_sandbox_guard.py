@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from common import records as R
-from common.config import RolloutConfig
+from common.config import BrowserConfig
 from common.records import FinalState
 from common.tasks import Task
 from rollout_workers.sandbox import SandboxClient
@@ -53,7 +53,7 @@ def test_the_agent_cannot_open_sandboxes_and_cannot_evict_another_rollouts(shop)
     from browser_actors.actor import BrowserActor
 
     mine, victim = shop.new_sandbox(), shop.new_sandbox()  # the bound (2) is reached
-    agent = BrowserActor(RolloutConfig(step_timeout_s=10, settle_timeout_s=3), env_urls=shop.urls)
+    agent = BrowserActor(BrowserConfig(step_timeout_s=10, settle_timeout_s=3), env_urls=shop.urls)
     try:
         obs = agent.reset(_task("__SHOPPING__/__sandbox__", shop.urls), sandbox=mine)
         for _ in range(4):  # the four posts

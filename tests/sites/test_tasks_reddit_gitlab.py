@@ -265,7 +265,7 @@ def test_expert_scores_one_on_a_sample(server, local_rollout):
     from rollout_workers.policy import ExpertPolicy
 
     tasks = [t.with_urls(server.urls) for t in _sample(per_kind=2)]
-    worker = local_rollout(server, overrides=["rollout.obs_max_tokens=6000", "model.max_context=8192"])
+    worker = local_rollout(server, overrides=["prompt.obs_max_tokens=6000", "model.max_context=8192"])
     policy = ExpertPolicy(worker.builder, "webarena", False)
 
     async def play():
