@@ -2,7 +2,7 @@
 
     progress = Progress.load(run_dir) or Progress()
     ... run phase i ...
-    progress.done(i, stage=..., evals=...); progress.save(run_dir)
+    progress.next_phase, progress.stage = i + 1, "after_bc"; progress.save(run_dir)   # learner/train.py
 
 A phase counts as done only after its results are on disk (the BC checkpoint, the evaluation's log record), so a
 run killed at any point and submitted again skips every finished phase, re-runs the interrupted one, and a finished

@@ -1,5 +1,5 @@
-"""Rollouts that overlap the learner update (`rollout.overlap_with_learner`), driven by the real RL loop of
-`learner.train.Run.phase_rl` with small local parts: a rollout worker whose episodes take time and stamp each turn
+"""Rollouts that overlap the learner update (`scheduling.overlap_with_learner`), driven by the real RL loop of
+`learner.rl_phase.RLPhase` with small local parts: a rollout worker whose episodes take time and stamp each turn
 with the engine's current weight version, and a learner that turns groups into rows with the real `rl_samples`
 (lags included) and bumps the version on each push. No Ray, no model: the loop's bookkeeping is what is tested.
 """
@@ -15,23 +15,16 @@ from common.config import load_config
 from common.records import Observation, Trajectory, TrajectoryGroup, Turn
 from common.tasks import Task
 from learner.algos import policy_loss, tis_weights
+from learner.engine_sync import EngineSync
+from learner.learner_handle import LearnerHandle
+from learner.rl_phase import RLPhase
+from learner.run_log import RunLog
+from learner.run_parts import RunParts
 from learner.samples import rl_samples
 from learner.stats import StepStats
-from learner.train import Run
 from learner.weight_sync import PushStats
 from rollout_workers.metrics import RayMetrics
 from rollout_workers.router import EngineRouter
-
-
-class Remote:
-    """`await handle.method.remote(...)` for a local function."""
-
-    def __init__(self, fn):
-        self.fn = fn
-
-    async def remote(self, *args, **kwargs):
-        out = self.fn(*args, **kwargs)
-        return await out if asyncio.iscoroutine(out) else out
 
 
 class Engine:
@@ -70,22 +63,28 @@ class Worker:
 
 
 class Learner:
+    """The LearnerActor's methods the RL phase calls, as a plain local object (what LearnerHandle wraps)."""
+
     def __init__(self, engine: Engine):
         self.engine, self.version, self.trained, self.lags = engine, 0, [], []
-        self.begin_rl = Remote(lambda ref=None: {"reference": "current weights"})
-        self.driver_state = Remote(lambda: {})
-        self.save_checkpoint = Remote(lambda **kw: "ckpt")
-        self.rl_step = Remote(self._rl_step)
-        self.push_weights = Remote(self._push)
 
-    async def _rl_step(self, groups):
+    async def begin_rl(self, reference=None):
+        return {"reference": "current weights"}
+
+    async def driver_state(self):
+        return {}
+
+    async def save_checkpoint(self, **kw):
+        return "ckpt"
+
+    async def rl_step(self, groups):
         samples, _, _ = rl_samples(groups, 4096, 1e-6, keep_zero_advantage=True, learner_version=self.version)
         self.lags += [s.lag for s in samples]
         self.trained += [id(t) for g in groups for tr in g.trajectories for t in tr.turns]
         await asyncio.sleep(0.05)  # the update: overlapped rollouts advance meanwhile
         return StepStats("rl", tokens_per_s=1.0)
 
-    def _push(self, engines, method=None, version=None):
+    async def push_weights(self, engines, method=None, version=None):
         self.version += 1
         self.engine.version = self.version
         return PushStats("file", 0.0, 0, self.version, 1, 0.0, (0.0,))
@@ -116,7 +115,7 @@ def _run(tmp_path, overlap: bool):
         None,
         [
             f"logging.output_dir={tmp_path}",
-            f"rollout.overlap_with_learner={str(overlap).lower()}",
+            f"scheduling.overlap_with_learner={str(overlap).lower()}",
             "rl.iterations=4",
             "rl.tasks_per_iteration=2",
             "rl.group_size=2",
@@ -124,27 +123,30 @@ def _run(tmp_path, overlap: bool):
         ],
     )
     engine = Engine()
-    run = Run.__new__(Run)
-    run.cfg, run.out, run.iteration, run.history, run.bc_checkpoint = cfg, tmp_path, 0, [], None
-    run._last_log, run.trackers = 0.0, None
-    run.stack, run.metrics, run.learner = Stack(Worker(engine)), RayMetrics(enabled=False), Learner(engine)
-    asyncio.run(run.phase_rl())
-    return run
+    stack, learner = Stack(Worker(engine)), Learner(engine)
+    handle, metrics, log = (
+        LearnerHandle(learner, cfg.learner),
+        RayMetrics(enabled=False),
+        RunLog(tmp_path, cfg),
+    )
+    sync = EngineSync(stack.router, handle, cfg.learner.weight_sync, metrics, log)
+    asyncio.run(RLPhase(RunParts(cfg, tmp_path, stack, handle, metrics, log, sync), None).run(start=0))
+    return stack, learner
 
 
 @pytest.mark.parametrize("overlap", [False, True])
 def test_every_turn_is_trained_once_and_the_lag_stays_within_one_version(tmp_path, overlap):
-    run = _run(tmp_path, overlap)
-    made = [id(t) for g in run.stack.worker.made for tr in g.trajectories for t in tr.turns]
+    stack, learner = _run(tmp_path, overlap)
+    made = [id(t) for g in stack.worker.made for tr in g.trajectories for t in tr.turns]
     # 4 iterations x 2 tasks: nothing sampled beyond the last iteration
-    assert len(run.stack.worker.made) == 8
+    assert len(stack.worker.made) == 8
     # none trained twice, none lost
-    assert sorted(run.learner.trained) == sorted(made) and len(set(made)) == len(made)
-    assert max(run.learner.lags) <= 1
+    assert sorted(learner.trained) == sorted(made) and len(set(made)) == len(made)
+    assert max(learner.lags) <= 1
     if overlap:  # the next groups ran during the update, so some of their turns predate the push
-        assert 0 < sum(run.learner.lags) < len(run.learner.lags)
+        assert 0 < sum(learner.lags) < len(learner.lags)
     else:
-        assert set(run.learner.lags) == {0}
+        assert set(learner.lags) == {0}
 
 
 def test_importance_weights_are_one_without_lag_and_truncated_with_it():

@@ -1,5 +1,5 @@
-"""The experiment trackers (learner/trackers.py) behind the driver's own log: records built the way learner/train.py
-builds them go through `Run._log`, and each tracker's data is read back with that tracker's own reader (tbparse for
+"""The experiment trackers (learner/trackers.py) behind the driver's own log: records built the way the driver's
+phases build them go through `RunLog.record` (learner/run_log.py), and each tracker's data is read back with that tracker's own reader (tbparse for
 TensorBoard's event files, MlflowClient for the MLflow file store, the run's transaction log for offline W&B) and
 compared with log.jsonl. Then a resume (one run per tracker, steps continue) and injected faults (a package that
 will not import, a server that refuses, a tracker that fails while logging)."""
@@ -21,11 +21,12 @@ from common.records import Trajectory, TrajectoryGroup
 from learner import trackers as trk
 from learner.algos import AdvantageStats
 from learner.collect import Draws
+from learner.run_log import RunLog
 from learner.stats import BCSummary, StepStats
-from learner.train import Run
 from learner.weight_sync import PushStats
 from rollout_workers.metrics import summarize
 from rollout_workers.paired import paired_difference
+from rollout_workers.stack import ensure_dir
 
 
 def _group(rewards: list[float | None], task_id: int = 1) -> TrajectoryGroup:
@@ -168,12 +169,12 @@ def _cfg(tmp_path: Path, trackers: list[str], *extra: str):
     )
 
 
-def _log_through_driver(cfg, records: list[dict]) -> tuple[Run, list[dict]]:
-    """The driver's own path: Run._log appends to log.jsonl and hands the record on."""
-    run = Run(cfg)
+def _log_through_driver(cfg, records: list[dict]) -> tuple[RunLog, list[dict]]:
+    """The driver's own path: RunLog.record appends to log.jsonl and hands the record on."""
+    run = RunLog(ensure_dir(cfg.output_dir), cfg)
     run.trackers = trk.Trackers(run.out, cfg)
     for record in records:
-        run._log(record)
+        run.record(record)
     run.trackers.close()
     log = [json.loads(line) for line in (run.out / "log.jsonl").read_text().splitlines()]
     assert len(log) == len(records)
