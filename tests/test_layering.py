@@ -3,6 +3,11 @@ circle. Reads the sources with `ast` (function-level imports included), imports 
 
 Layers, lowest first: common < browser_actors, reward (peers: neither imports the other) < sites < rollout_workers
 < learner < bench. A part may use anything below it; what two parts share lives below both.
+
+The actor contracts: a call into an actor goes through a typed handle method (rollout_workers/handles.py for the
+browser, reward and inference actors, learner/learner_handle.py for the learner), never by a method name in a
+string outside those modules (`call(h, "step")`, `getattr(h, name).remote(...)`, `h.step.remote(...)`); and the
+collaborators a reader follows through an iteration are never typed `Any` in rollout_workers/ and learner/.
 """
 
 from __future__ import annotations
@@ -11,6 +16,21 @@ import ast
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+# Where an actor method may be named by a string: the generic call and the typed handles built on it.
+CONTRACT_MODULES = {"common.remote", "rollout_workers.handles", "learner.learner_handle"}
+# Names of the collaborators that must carry a real type (parameters, attributes, fields; plurals too).
+COLLABORATORS = {
+    "browser",
+    "policy",
+    "builder",
+    "router",
+    "rewarder",
+    "learner",
+    "engine",
+    "sandboxes",
+    "pool",
+}
+TYPED_PACKAGES = ["rollout_workers", "learner"]
 LAYERS = {
     "common": 0,
     "browser_actors": 1,
@@ -150,3 +170,113 @@ def test_the_checks_find_what_they_look_for(tmp_path):
         "reward.r:1 imports browser_actors.b (browser_actors is not below reward)",
     ]
     assert import_circles(graph) == [["learner.x", "learner.y"]]
+
+
+def _by_line(finding: str) -> tuple[str, int]:
+    module, line = finding.split()[0].split(":")
+    return module, int(line)
+
+
+def _is_string(node: ast.AST | None) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
+
+
+def string_actor_calls(modules: dict[str, Path]) -> list[str]:
+    """Actor calls that name the method by a string, or reach `.remote` through a handle's attribute, outside the
+    contract modules. `ray.remote(Cls).options(...).remote(args)` (a launch) is not such a call."""
+    bad = []
+    for module, path in modules.items():
+        if module in CONTRACT_MODULES:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if not isinstance(node, ast.Call):
+                continue
+            fn = node.func
+            name = fn.id if isinstance(fn, ast.Name) else fn.attr if isinstance(fn, ast.Attribute) else ""
+            if name in ("call", "_call") and len(node.args) >= 2 and _is_string(node.args[1]):
+                bad.append(f"{module}:{node.lineno} {name}(..., {node.args[1].value!r})")
+            elif name in ("call", "_call") and node.args and _is_string(node.args[0]):
+                bad.append(f"{module}:{node.lineno} {name}({node.args[0].value!r}, ...)")
+            elif isinstance(fn, ast.Attribute) and fn.attr == "remote":
+                target = fn.value
+                if isinstance(target, ast.Call) and getattr(target.func, "id", "") == "getattr":
+                    bad.append(f"{module}:{node.lineno} getattr(...).remote(...)")
+                elif isinstance(target, ast.Attribute) and target.attr != "options":
+                    bad.append(f"{module}:{node.lineno} .{target.attr}.remote(...)")
+    return sorted(bad, key=_by_line)
+
+
+def _mentions_any(annotation: ast.AST | None) -> bool:
+    if annotation is None:
+        return False
+    if _is_string(annotation):  # a quoted annotation
+        return "Any" in annotation.value.replace("AnyStr", "")
+    return any(isinstance(n, ast.Name) and n.id == "Any" for n in ast.walk(annotation))
+
+
+def _collaborator(name: str) -> bool:
+    return name.lstrip("_").removesuffix("s") in COLLABORATORS or name.lstrip("_") in COLLABORATORS
+
+
+def untyped_collaborators(modules: dict[str, Path]) -> list[str]:
+    """Parameters, annotated attributes and fields named after a collaborator whose annotation mentions `Any`."""
+    bad = []
+    for module, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            named: list[tuple[str, ast.AST | None, int]] = []
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                args = node.args
+                for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
+                    named.append((a.arg, a.annotation, a.lineno))
+            elif isinstance(node, ast.AnnAssign):
+                target = node.target
+                name = target.id if isinstance(target, ast.Name) else getattr(target, "attr", "")
+                named.append((name, node.annotation, node.lineno))
+            bad += [
+                f"{module}:{line} {n}: Any"
+                for n, ann, line in named
+                if _collaborator(n) and _mentions_any(ann)
+            ]
+    return sorted(bad, key=_by_line)
+
+
+def test_actor_calls_go_through_the_typed_handles():
+    modules = module_files(REPO, list(LAYERS))
+    assert set(CONTRACT_MODULES) <= set(modules)
+    assert string_actor_calls(modules) == []
+
+
+def test_no_collaborator_is_typed_any():
+    assert untyped_collaborators(module_files(REPO, TYPED_PACKAGES)) == []
+
+
+def test_the_contract_checks_find_what_they_look_for(tmp_path):
+    files = {
+        "rollout_workers/__init__.py": "",
+        "rollout_workers/a.py": (
+            "from typing import Any\n"
+            "async def f(browser: Any, policy: 'Any | None', engines: list[Any], n: Any):\n"
+            "    await call(browser, 'step', 1)\n"
+            "    getattr(browser, 'reset').remote()\n"
+            "    browser.final_state.remote()\n"
+            "    ray.remote(Cls).options(name='x').remote(1)\n"
+            "class W:\n"
+            "    router: Any = None\n"
+        ),
+        "rollout_workers/handles.py": "async def g(h):\n    await call(h, 'step')\n",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    modules = module_files(tmp_path, ["rollout_workers"])
+    assert string_actor_calls(modules) == [
+        "rollout_workers.a:3 call(..., 'step')",
+        "rollout_workers.a:4 getattr(...).remote(...)",
+        "rollout_workers.a:5 .final_state.remote(...)",
+    ]
+    assert untyped_collaborators(modules) == [
+        "rollout_workers.a:2 browser: Any",
+        "rollout_workers.a:2 policy: Any",
+        "rollout_workers.a:2 engines: Any",
+        "rollout_workers.a:8 router: Any",
+    ]
