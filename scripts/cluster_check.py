@@ -24,6 +24,7 @@ the CPU preset (shrunk to a tiny model and budget), and browser actors placed on
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import re
@@ -282,13 +283,17 @@ def play_miniwob(gcs: int, dash: int, work: Path) -> list[str]:
             [] if "__MINIWOB__" in task.start_url else [f"the driver filled the start URL: {task.start_url}"]
         )
         actor, expert = stack.pool.actors()[0], expert_for(task)
-        obs = ray.get(actor.reset.remote(task))
-        for _ in range(cfg.scheduling.max_turns):
-            action, _ = expert.next_action(obs)
-            if isinstance(action, R.Stop):
-                break
-            obs = ray.get(actor.step.remote(action))
-        final = ray.get(actor.final_state.remote())
+
+        async def play() -> R.FinalState:
+            obs = await actor.reset(task)
+            for _ in range(cfg.scheduling.max_turns):
+                action, _ = expert.next_action(obs)
+                if isinstance(action, R.Stop):
+                    break
+                obs = await actor.step(action)
+            return await actor.final_state()
+
+        final = asyncio.run(play())
         with RewardActor(cfg.reward, live=False) as rewarder:  # the miniwob check reads the final state only
             reward = rewarder.score(task, final)
         [placed] = list_actors(

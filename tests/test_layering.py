@@ -241,7 +241,7 @@ def untyped_collaborators(modules: dict[str, Path]) -> list[str]:
 
 
 def test_actor_calls_go_through_the_typed_handles():
-    modules = module_files(REPO, list(LAYERS))
+    modules = module_files(REPO, [*LAYERS, "scripts"])
     assert set(CONTRACT_MODULES) <= set(modules)
     assert string_actor_calls(modules) == []
 
