@@ -32,9 +32,7 @@ def test_shop_search_and_cart_in_own_sandbox(site_server):
     from browser_actors.actor import BrowserActor
 
     token = site_server.new_sandbox()
-    a = BrowserActor(
-        fast_cfg(), auth_dir=str(site_server.auth_dir), env_urls=site_server.urls
-    )
+    a = BrowserActor(fast_cfg(), auth_dir=str(site_server.auth_dir), env_urls=site_server.urls)
     try:
         obs = a.reset(_task("__SHOPPING__/", "shopping").with_urls(site_server.urls), sandbox=token)
         assert "Welcome, Emma Lopez" in obs.text and obs.url.startswith(site_server.urls["shopping"])
