@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import asdict
+from typing import Any
 
 from learner.bc_phase import demonstrations
 from learner.collect import Draws, collect
@@ -37,15 +38,14 @@ class RLPhase:
         self.parts, self.cfg, self.bc_checkpoint = parts, parts.cfg, bc_checkpoint
         self.learner = parts.need_learner()
         self.sampler: TaskSampler | None = None  # set by `setup`
-        self.expert: ExpertPolicy | None = (
-            None  # plays one more member into all-failed groups (rl.expert_guidance)
-        )
-        self.guided: set[int | str] | None = None  # templates the expert may guide (None = any)
-        self.pending: asyncio.Task[Draws] | None = (
-            None  # the next iteration's rollouts, started during an update
-        )
+        # plays one more member into all-failed groups (rl.expert_guidance), on the templates in `guided`
+        self.expert: ExpertPolicy | None = None
+        self.guided: set[int | str] | None = None  # None = any template
+        # the next iteration's rollouts, started during an update (overlap)
+        self.pending: asyncio.Task[Draws] | None = None
         self.stalled = 0  # tries in a row in which every group failed
-        self.snapshot: dict = {}  # the sampler before the in-flight iteration drew: what a checkpoint saves
+        # the sampler before the in-flight iteration drew: what a checkpoint saves (resume)
+        self.snapshot: dict[str, Any] = {}
 
     async def run(self, start: int) -> None:
         """Iterations `start` .. rl.iterations - 1 (`start` > 0: resumed from a checkpoint), then the phase's own
@@ -64,17 +64,17 @@ class RLPhase:
         stall: backed off, not an iteration)."""
         sampler, metrics = self.need_sampler(), self.parts.metrics
         metrics.record_progress(it, self.stalled)
-        draws = await self.roll_out(it)
+        draws = await self.roll_out(it)  # sample + roll out
         roll = summarize(draws.policy_groups(), draws.seconds)
         if draws.drawn and draws.outcomes.get("failed", 0) == draws.drawn:
-            await self.back_off(it, draws, roll)
+            await self.back_off(it, draws, roll)  # nothing to train on
             return False
         self.stalled = 0
         metrics.record_progress(it, self.stalled)
         roll.curriculum = sampler.weights()
-        self.snapshot = sampler.state()
+        self.snapshot = sampler.state()  # resume: what the next checkpoint saves
         self.parts.log.save_groups(draws.groups, "rollouts.jsonl", append=True, phase="rl", iteration=it)
-        self.start_next(it)
+        self.start_next(it)  # overlap: the next rollouts run during this update
         stats = await self.update(draws)
         push = await self.parts.sync.push()
         self.record(it, draws, roll, stats, push)

@@ -64,9 +64,8 @@ class RunLog:
     def __init__(self, out: Path, cfg: TrainConfig) -> None:
         self.out = out
         self.save_trajectories = cfg.logging.save_trajectories
-        self.trackers: Trackers | None = (
-            None  # TensorBoard / W&B / MLflow: every record, after the run starts
-        )
+        # TensorBoard / W&B / MLflow: every record, once the run knows whether it resumes
+        self.trackers: Trackers | None = None
         self._last = time.time()  # the console's seconds per RL iteration
 
     def record(self, record: dict[str, Any]) -> None:
