@@ -237,6 +237,40 @@ def markdown(new: dict[str, Any], old: dict[str, Any], ceil: dict[str, Any]) -> 
     return "\n".join(lines)
 
 
+def headline(new: dict[str, Any], old: dict[str, Any], ceil: dict[str, Any]) -> list[Figure]:
+    """The rows `make bench` shows: the issue's target, prefill work per episode, the two stage ceilings."""
+    return [
+        Figure(
+            f"RL episodes/min on the MiniWoB++ preset, this tree / {OLD} (same BC checkpoint, same run)",
+            f"{new['episodes_per_min']:.1f}/min",
+            f"{old['episodes_per_min']:.1f}/min",
+            new["episodes_per_min"] / old["episodes_per_min"],
+            ">= 2",
+        ),
+        Figure(
+            f"prefill tokens per RL episode, this tree / {OLD} (prefix-cache hit rate "
+            f"{fmt(new['prefix_cache_hit_rate'], '.2f')} / {fmt(old['prefix_cache_hit_rate'], '.2f')})",
+            f"{new['prefill_tokens_per_episode']:.0f}",
+            f"{old['prefill_tokens_per_episode']:.0f}",
+            new["prefill_tokens_per_episode"] / old["prefill_tokens_per_episode"],
+        ),
+        Figure(
+            "engine prefill tokens/s (busy time) / bare bf16 forward tokens/s",
+            fmt(new["prefill_tokens_per_s"], ".0f"),
+            f"{ceil['forward_tokens_per_s']:.0f}",
+            new["prefill_tokens_per_s"] / ceil["forward_tokens_per_s"]
+            if new["prefill_tokens_per_s"]
+            else None,
+        ),
+        Figure(
+            "learner tokens/s in RL / bare forward+backward tokens/s",
+            fmt(new["learner_tokens_per_s"], ".0f"),
+            f"{ceil['train_tokens_per_s']:.0f}",
+            new["learner_tokens_per_s"] / ceil["train_tokens_per_s"] if new["learner_tokens_per_s"] else None,
+        ),
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--iterations", type=int, default=3, help="RL iterations per arm (the first is left out)")
@@ -270,40 +304,9 @@ def main(argv: list[str] | None = None) -> int:
     ceil = ceilings(ckpt, round(new["prompt_tokens_mean"]), completion, args.ceiling_rows, args.repeats)
     text = markdown(new, old, ceil)
     print(f"\n{text}\n\n(all of it took {(time.time() - t0) / 60:.1f} min)", flush=True)
-    ratio = new["episodes_per_min"] / old["episodes_per_min"]
-    figures_ = [
-        Figure(
-            f"RL episodes/min on the MiniWoB++ preset, this tree / {OLD} (same BC checkpoint, same run)",
-            f"{new['episodes_per_min']:.1f}/min",
-            f"{old['episodes_per_min']:.1f}/min",
-            ratio,
-            ">= 2",
-        ),
-        Figure(
-            f"prefill tokens per RL episode, this tree / {OLD} (prefix-cache hit rate "
-            f"{fmt(new['prefix_cache_hit_rate'], '.2f')} / {fmt(old['prefix_cache_hit_rate'], '.2f')})",
-            f"{new['prefill_tokens_per_episode']:.0f}",
-            f"{old['prefill_tokens_per_episode']:.0f}",
-            new["prefill_tokens_per_episode"] / old["prefill_tokens_per_episode"],
-        ),
-        Figure(
-            "engine prefill tokens/s (busy time) / bare bf16 forward tokens/s",
-            fmt(new["prefill_tokens_per_s"], ".0f"),
-            f"{ceil['forward_tokens_per_s']:.0f}",
-            new["prefill_tokens_per_s"] / ceil["forward_tokens_per_s"]
-            if new["prefill_tokens_per_s"]
-            else None,
-        ),
-        Figure(
-            "learner tokens/s in RL / bare forward+backward tokens/s",
-            fmt(new["learner_tokens_per_s"], ".0f"),
-            f"{ceil['train_tokens_per_s']:.0f}",
-            new["learner_tokens_per_s"] / ceil["train_tokens_per_s"] if new["learner_tokens_per_s"] else None,
-        ),
-    ]
     save(
         "rl_throughput",
-        figures_,
+        headline(new, old, ceil),
         {
             "checkpoint": str(ckpt),
             "old": OLD,
