@@ -220,7 +220,13 @@ def fmt(v: float | None, spec: str, unit: str = "") -> str:
 
 
 def markdown(new: dict[str, Any], old: dict[str, Any], ceil: dict[str, Any]) -> str:
-    lines = [f"| figure | this tree | {OLD} | ratio |", "|---|---|---|---|"]
+    lines = [
+        f"Steady state: {new['steady_iterations']} iteration(s) of this tree, {old['steady_iterations']} of {OLD} "
+        "(the first of each left out); per-episode figures over all iterations.",
+        "",
+        f"| figure | this tree | {OLD} | ratio |",
+        "|---|---|---|---|",
+    ]
     for figure, key, unit, spec in ROWS:
         a, b = value(new, key), value(old, key)
         ratio = fmt(a / b, ".2f") if a is not None and b else "n/a"
