@@ -33,15 +33,23 @@ from report import Figure, save  # noqa: E402
 from learner.report import read_log  # noqa: E402
 
 
-def driver(config: str, run_name: str, sets: list[str], log: Path) -> float:
-    """One driver run (its own process, its own local Ray); returns its wall seconds. Fails loudly."""
+def driver(
+    config: str,
+    run_name: str,
+    sets: list[str],
+    log: Path,
+    cwd: Path = ROOT,
+    env: dict[str, str] | None = None,
+) -> float:
+    """One driver run (its own process, its own local Ray) in the tree `cwd` (another commit's worktree runs its
+    own code); returns its wall seconds. Fails loudly."""
     cmd = [sys.executable, "-m", "learner.train", "--config", config, "--set", f"logging.run_name={run_name}"]
     for s in ["learner.resume=never", *sets]:
         cmd += ["--set", s]
     print("$ " + " ".join(cmd), flush=True)
     t0 = time.perf_counter()
     with open(log, "w") as f:
-        rc = subprocess.run(cmd, cwd=ROOT, stdout=f, stderr=subprocess.STDOUT).returncode
+        rc = subprocess.run(cmd, cwd=cwd, env=env, stdout=f, stderr=subprocess.STDOUT).returncode
     if rc != 0:
         tail = "\n".join(log.read_text(errors="replace").splitlines()[-15:])
         raise RuntimeError(f"the driver exited {rc} ({run_name}); its log ends:\n{tail}")

@@ -38,6 +38,8 @@ BENCHES = [
     ("inference", "bench_inference.py", [], ["--episodes", "4", "--turns", "2"]),
     # overlap makes the short BC run whose policy rollouts then uses (each still runs alone without the other)
     ("overlap", "bench_overlap.py", [], ["--iterations", "3"]),
+    # the RL loop against commit 04625e0, from the same short BC run
+    ("rl_throughput", "bench_rl_throughput.py", [], ["--iterations", "2", "--repeats", "1"]),
     ("rollouts", "bench_rollouts.py", [], ["--tasks", "4"]),
     ("learner_options", "bench_learner_options.py", [], ["--repeats", "1"]),
     ("shared_prompts", "bench_shared_prompts.py", [], ["--repeats", "1"]),
