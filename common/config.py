@@ -218,6 +218,13 @@ class RLConfig(_Section):
     step_advantage_weight: float = Field(
         1.0, ge=0.0, description="omega: weight of the step advantage when advantage=step (GiGPO: 1)"
     )
+    credit_no_op_turns: bool = Field(
+        True,
+        description="false: a turn whose action failed or left the page as it was (same URL, tabs and text) gets "
+        "no positive advantage (0 instead): it cannot have caused the success, and crediting it teaches the "
+        "policy to guess and retry within the turn budget; its negative advantage in a failed trajectory stays. "
+        "The last turn of an episode is always credited. Counted as dropped.no_op_credit in the log",
+    )
     templates: list[int | str] = Field(
         default_factory=list, description="only train tasks of these template ids ([] = all)"
     )

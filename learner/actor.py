@@ -319,6 +319,7 @@ class LearnerActor:
             learner_version=self.state.weight_version,
             advantage=rl.advantage,
             step_weight=rl.step_advantage_weight,
+            credit_no_ops=rl.credit_no_op_turns,
         )
         lags = [s.lag for s in samples]
         stats = StepStats(

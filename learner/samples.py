@@ -132,6 +132,7 @@ def rl_samples(
     learner_version: int | None = None,
     advantage: str = "trajectory",
     step_weight: float = 1.0,
+    credit_no_ops: bool = True,
 ) -> tuple[list[Sample], AdvantageStats, dict[str, int]]:
     """RL rows with their advantage, M-GRPO weight and off-policy flag; with `learner_version`, each row's lag
     (versions between the weights that sampled the turn and the learner's; 0 for expert turns).
@@ -141,6 +142,8 @@ def rl_samples(
     Trajectories whose reward is None get no advantage and no rows. Rows with advantage 0 carry no policy gradient;
     they are dropped unless `keep_zero_advantage` (needed when a KL penalty acts on them) but their groups still
     count in the weights, as in the paper's batch average.
+    `credit_no_ops=False`: a positive advantage of a turn that did nothing (`no_op_turns`) becomes 0 (counted in
+    the third return value as `no_op_credit`).
     """
     if advantage not in ("trajectory", "step"):
         raise ValueError(f"unknown advantage {advantage!r} (trajectory | step)")
@@ -157,7 +160,13 @@ def rl_samples(
         if advantage == "step"
         else [None if a is None else [a] * len(t.turns) for t, a in zip(trajs, adv, strict=True)]
     )
-    skipped = {"empty_completion": 0, "too_long": 0, "zero_advantage": 0}
+    skipped = {"empty_completion": 0, "too_long": 0, "zero_advantage": 0, "no_op_credit": 0}
+    if not credit_no_ops:
+        for traj, a in zip(trajs, per_turn, strict=True):
+            for t in no_op_turns(traj) if a is not None else ():
+                if a[t] > 0:
+                    a[t] = 0.0
+                    skipped["no_op_credit"] += 1
     rows: list[tuple[Sample, Hashable, Hashable]] = []
     for ti, (traj, a, gi) in enumerate(zip(trajs, per_turn, gids, strict=True)):
         if a is None:
@@ -175,6 +184,18 @@ def rl_samples(
             continue
         samples.append(s)
     return samples, stats, skipped
+
+
+def no_op_turns(traj: Trajectory) -> list[int]:
+    """Indices of the turns whose action did nothing: the next observation reports an action error, or shows the
+    same URL, tabs and page text as the one the action was taken on. The last turn is never listed (its effect is
+    the episode's end, which the reward judges)."""
+    out = []
+    for t, (now, nxt) in enumerate(zip(traj.turns, traj.turns[1:])):
+        a, b = now.observation, nxt.observation
+        if b.last_action_error or (a.url, a.tabs, a.active_tab, a.text) == (b.url, b.tabs, b.active_tab, b.text):
+            out.append(t)
+    return out
 
 
 def micro_batches(

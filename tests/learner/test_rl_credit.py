@@ -142,3 +142,36 @@ def test_learner_warmup_steps_names_its_new_home():
     assert (cfg.rl.warmup_steps, cfg.rl.advantage, cfg.rl.step_advantage_weight) == (3, "step", 0.5)
     with pytest.raises(ConfigError, match="rl.updates_per_batch"):
         load_config(None, ["rl.updates_per_batch=0"])
+
+
+# ---- no credit for turns that did nothing --------------------------------------------------------------------------
+
+
+def test_no_op_turns_get_no_positive_advantage():
+    # a group of two on page A: trajectory 0 clicks a missing id (an error, page unchanged), then a no-op click (page
+    # unchanged), then the right one (page B) and stops: R = 1; trajectory 1 changes the page to C and fails: R = 0
+    ok = _traj(0, 1.0, ["A", "A", "A", "B"])
+    ok.turns[1].observation.last_action_error = "there is no element with id [5]"
+    bad = _traj(1, 0.0, ["A", "A", "C"])
+    group = TrajectoryGroup(task_id=1, trajectories=[ok, bad])
+    # advantages +-1/S (S = unbiased std of [1, 0] over 2 = sqrt(0.5)); with credit, every turn gets its
+    # trajectory's; without, the two no-op turns of the success (0: error reported after it, 1: same page) get 0,
+    # the last turn keeps +1/S, and the failure keeps -1/S on its no-op turn 0 as on the others
+    rows, _, dropped = rl_samples([group], 100, 0.0, keep_zero_advantage=True)
+    assert [s.advantage for s in rows] == pytest.approx([0.5 / S] * 4 + [-0.5 / S] * 3)
+    assert dropped["no_op_credit"] == 0
+    rows, _, dropped = rl_samples([group], 100, 0.0, keep_zero_advantage=True, credit_no_ops=False)
+    assert [s.advantage for s in rows] == pytest.approx([0.0, 0.0, 0.5 / S, 0.5 / S] + [-0.5 / S] * 3)
+    assert dropped["no_op_credit"] == 2
+    rows, _, _ = rl_samples([group], 100, 0.0, keep_zero_advantage=False, credit_no_ops=False)
+    assert len(rows) == 5  # the zeroed turns leave the batch (they carry no gradient)
+
+
+def test_no_op_turns_by_hand():
+    from learner.samples import no_op_turns
+
+    traj = _traj(0, 1.0, ["A", "A", "B", "B"])
+    assert no_op_turns(traj) == [0, 2]  # the last turn (3) is never listed
+    traj.turns[1].observation.tabs = ["two tabs", "now"]  # a new tab opened: the action did something
+    assert no_op_turns(traj) == [2]
+    assert no_op_turns(_traj(0, 1.0, ["A"])) == []
