@@ -12,6 +12,7 @@ learner.algos.step_advantages), their M-GRPO weight and whether they are off-pol
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
@@ -191,9 +192,14 @@ def no_op_turns(traj: Trajectory) -> list[int]:
     same URL, tabs and page text as the one the action was taken on. The last turn is never listed (its effect is
     the episode's end, which the reward judges)."""
     out = []
-    for t, (now, nxt) in enumerate(zip(traj.turns, traj.turns[1:])):
+    for t, (now, nxt) in enumerate(itertools.pairwise(traj.turns)):
         a, b = now.observation, nxt.observation
-        if b.last_action_error or (a.url, a.tabs, a.active_tab, a.text) == (b.url, b.tabs, b.active_tab, b.text):
+        if b.last_action_error or (a.url, a.tabs, a.active_tab, a.text) == (
+            b.url,
+            b.tabs,
+            b.active_tab,
+            b.text,
+        ):
             out.append(t)
     return out
 
