@@ -189,17 +189,13 @@ def rl_samples(
 
 def no_op_turns(traj: Trajectory) -> list[int]:
     """Indices of the turns whose action did nothing: the next observation reports an action error, or shows the
-    same URL, tabs and page text as the one the action was taken on. The last turn is never listed (its effect is
-    the episode's end, which the reward judges)."""
+    same page (`anchor_key`: URL, title, text) and the same tabs as the one the action was taken on. The last turn
+    is never listed (its effect is the episode's end, which the reward judges)."""
     out = []
     for t, (now, nxt) in enumerate(itertools.pairwise(traj.turns)):
         a, b = now.observation, nxt.observation
-        if b.last_action_error or (a.url, a.tabs, a.active_tab, a.text) == (
-            b.url,
-            b.tabs,
-            b.active_tab,
-            b.text,
-        ):
+        same = anchor_key(a) == anchor_key(b) and (a.tabs, a.active_tab) == (b.tabs, b.active_tab)
+        if b.last_action_error or same:
             out.append(t)
     return out
 
