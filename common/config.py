@@ -218,6 +218,21 @@ class RLConfig(_Section):
     step_advantage_weight: float = Field(
         1.0, ge=0.0, description="omega: weight of the step advantage when advantage=step (GiGPO: 1)"
     )
+    baseline: Literal["task", "template"] = Field(
+        "task",
+        description="what a trajectory's reward is compared with. task: the other members of its group (the same "
+        "task and seed; GRPO). template: every trajectory of the same template in the iteration's batch (every seed "
+        "drawn, expert members included), so a seed the policy solves and a seed it fails are contrasted in one "
+        "step and the gradient rewards what tells them apart (reading the instruction) instead of moving every seed "
+        "toward what the failed ones needed; a group whose members all got the same reward is then trained when "
+        "its template's other groups differ. Pair it with rl.seeds_per_template >= 2",
+    )
+    seeds_per_template: int = Field(
+        1,
+        ge=1,
+        description="tasks drawn in a row from each template an iteration draws (fewer when not enough are free), "
+        "so that baseline=template has seeds to contrast",
+    )
     credit_no_op_turns: bool = Field(
         True,
         description="false: a turn whose action failed or left the page as it was (same URL, tabs and text) gets "

@@ -320,6 +320,7 @@ class LearnerActor:
             advantage=rl.advantage,
             step_weight=rl.step_advantage_weight,
             credit_no_ops=rl.credit_no_op_turns,
+            baseline=rl.baseline,
         )
         lags = [s.lag for s in samples]
         stats = StepStats(

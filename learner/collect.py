@@ -12,6 +12,11 @@ groups whose policy members all got the same reward are dropped (kept in rollout
 already in flight when the target is reached finish and are kept if mixed, so an iteration may train a few more
 than the target; nothing is trained twice (every group belongs to exactly one iteration).
 
+With `rl.baseline: template` a group is compared with every group of its template in the batch, so the update
+gets, besides the mixed groups, every group whose members agree when its template's groups do not (a solved seed
+beside a failed one); the stop rule still counts mixed groups. `rl.seeds_per_template` draws that many tasks of a
+template in a row, so each template drawn has seeds to contrast.
+
 Expert guidance (`rl.expert_guidance`): a group whose policy members all failed, of a template the expert solved
 during the demonstrations, gets one more member (sample index G) played by the scripted expert through the same
 episode loop, prompt builder and reward checks; when the expert succeeds the group is mixed and holds a success to
@@ -33,6 +38,7 @@ from common.config import TrainConfig
 from common.records import TrajectoryGroup
 from common.tasks import Task
 from learner.curriculum import TaskSampler, outcome
+from learner.samples import template_of
 from rollout_workers.group import RolloutWorker
 from rollout_workers.policy import Policy
 
@@ -53,6 +59,9 @@ class Draws:
     )  # mixed / all_solved / all_failed / failed / few_scored
     expert_members: int = 0  # expert episodes played into all-failed groups
     expert_solved: int = 0  # of those, scored 1 (the group became mixed)
+    contrast: int = (
+        0  # groups with one outcome trained because their template's groups differ (baseline=template)
+    )
     seconds: float = 0.0
 
     def policy_groups(self) -> list[TrajectoryGroup]:
@@ -70,6 +79,7 @@ class Draws:
             "outcomes": dict(self.outcomes),
             "expert_members": self.expert_members,
             "expert_solved": self.expert_solved,
+            "contrast": self.contrast,
             "seconds": round(self.seconds, 2),
         }
 
@@ -93,6 +103,7 @@ async def collect(
     limit = worker.parallel_groups(rl.group_size)
     taken: set[Any] = set()
     pending: set[asyncio.Task] = set()
+    follow: tuple[Any, int] = (None, 0)  # (template, tasks still to draw from it in a row)
 
     async def one(task: Task) -> TrajectoryGroup:
         group = await worker.run_group(task, rl.group_size, iteration=iteration)
@@ -107,7 +118,11 @@ async def collect(
             and len(pending) < limit
             and (not rl.dynamic_sampling or len(draws.train) < want)
         ):
-            task = sampler.draw(iteration, taken)
+            task = sampler.draw(iteration, taken, template=follow[0]) if follow[1] > 0 else None
+            if task is None:
+                task = sampler.draw(iteration, taken)
+                follow = (None if task is None else task.intent_template_id, rl.seeds_per_template)
+            follow = (follow[0], follow[1] - 1)
             if task is None:  # every task is drawn already or resting
                 cap = draws.drawn
                 break
@@ -119,6 +134,8 @@ async def collect(
         done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
         for d in done:
             _keep(d.result(), draws, rl.dynamic_sampling)
+    if rl.dynamic_sampling and rl.baseline == "template":
+        _add_contrast(draws)
     sampler.record(draws.groups, iteration)
     draws.seconds = time.time() - t0
     return draws
@@ -131,6 +148,22 @@ def _keep(group: TrajectoryGroup, draws: Draws, dynamic: bool) -> None:
     draws.outcomes[got] = draws.outcomes.get(got, 0) + 1
     if not group.failed and (got == "mixed" or not dynamic):
         draws.train.append(group)
+
+
+def _add_contrast(draws: Draws) -> None:
+    """baseline=template: train, besides the mixed groups, every sound group of a template whose groups' rewards
+    (expert members included) differ over the iteration."""
+    rewards: dict[Any, set[float]] = {}
+    for g in draws.groups:
+        if not g.failed:
+            rewards.setdefault(template_of(g), set()).update(r for r in g.rewards if r is not None)
+    kept = {id(g) for g in draws.train}
+    draws.train = [
+        g
+        for g in draws.groups
+        if id(g) in kept or (not g.failed and len(rewards[template_of(g)]) > 1 and outcome(g, experts=True))
+    ]
+    draws.contrast = len(draws.train) - len(kept)
 
 
 async def _guide(

@@ -100,11 +100,13 @@ class TaskSampler:
         """Tasks that may not be drawn at `iteration`."""
         return sum(1 for until in self.rest_until.values() if until > iteration)
 
-    def draw(self, iteration: int, taken: Collection[Any] = ()) -> Task | None:
-        """One task: a template by weight, then one of its tasks uniformly, among tasks not in `taken` (drawn
-        already this iteration) and not resting; None when no task is left."""
+    def draw(self, iteration: int, taken: Collection[Any] = (), template: Any = None) -> Task | None:
+        """One task: a template by weight (or `template` when given), then one of its tasks uniformly, among tasks
+        not in `taken` (drawn already this iteration) and not resting; None when no task is left."""
         pools = {}
         for k, tasks in self.by_template.items():
+            if template is not None and k != template:
+                continue
             free = [
                 t for t in tasks if t.task_id not in taken and self.rest_until.get(t.task_id, 0) <= iteration
             ]

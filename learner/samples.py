@@ -134,6 +134,7 @@ def rl_samples(
     advantage: str = "trajectory",
     step_weight: float = 1.0,
     credit_no_ops: bool = True,
+    baseline: str = "task",
 ) -> tuple[list[Sample], AdvantageStats, dict[str, int]]:
     """RL rows with their advantage, M-GRPO weight and off-policy flag; with `learner_version`, each row's lag
     (versions between the weights that sampled the turn and the learner's; 0 for expert turns).
@@ -143,11 +144,16 @@ def rl_samples(
     Trajectories whose reward is None get no advantage and no rows. Rows with advantage 0 carry no policy gradient;
     they are dropped unless `keep_zero_advantage` (needed when a KL penalty acts on them) but their groups still
     count in the weights, as in the paper's batch average.
+    `baseline`: "task" compares each trajectory with its group (GRPO); "template" with every trajectory of the
+    batch whose group's task has the same template (`meta["template"]`; a group without one is its own template),
+    so the advantage statistics then count templates, not groups. Step credit and the M-GRPO weights stay per group.
     `credit_no_ops=False`: a positive advantage of a turn that did nothing (`no_op_turns`) becomes 0 (counted in
     the third return value as `no_op_credit`).
     """
     if advantage not in ("trajectory", "step"):
         raise ValueError(f"unknown advantage {advantage!r} (trajectory | step)")
+    if baseline not in ("task", "template"):
+        raise ValueError(f"unknown baseline {baseline!r} (task | template)")
     for g in groups:
         if g.failed:
             raise ValueError(
@@ -155,7 +161,8 @@ def rl_samples(
             )
     trajs = [t for g in groups for t in g.trajectories]
     gids = [gi for gi, g in enumerate(groups) for _ in g.trajectories]
-    adv, stats = grpo_advantages([t.reward for t in trajs], gids, eps=eps)
+    bids = [template_of(g) for g in groups for _ in g.trajectories] if baseline == "template" else gids
+    adv, stats = grpo_advantages([t.reward for t in trajs], bids, eps=eps)
     per_turn = (
         _turn_advantages(trajs, gids, adv, eps, step_weight, stats)
         if advantage == "step"
@@ -185,6 +192,14 @@ def rl_samples(
             continue
         samples.append(s)
     return samples, stats, skipped
+
+
+def template_of(group: TrajectoryGroup) -> Hashable:
+    """The template a group's task belongs to, as the rollout recorded it; a group without one stands alone."""
+    for t in group.trajectories:
+        if t.meta.get("template") is not None:
+            return ("template", t.meta["template"])
+    return ("task", group.task_id)
 
 
 def no_op_turns(traj: Trajectory) -> list[int]:

@@ -148,3 +148,51 @@ def test_a_resumed_run_draws_the_same_groups():
     resumed = TaskSampler(tasks, cfg.rl, seed=3)
     resumed.restore(saved)
     assert run(resumed, range(2, 5)) == rest and first != rest
+
+
+class TemplatedWorker(ScriptedWorker):
+    """ScriptedWorker whose episodes record their template, as rollout_workers/group.py does."""
+
+    async def run_group(self, task: Task, group_size: int, *, iteration: int = 0, policy=None):
+        group = await super().run_group(task, group_size, iteration=iteration, policy=policy)
+        for t in group.trajectories:
+            t.meta["template"] = task.intent_template_id
+        return group
+
+
+def test_template_baseline_draws_seeds_in_a_row_and_trains_agreeing_groups_of_mixed_templates():
+    cfg = _cfg(
+        dynamic_sampling=True,
+        tasks_per_iteration=3,
+        max_groups_per_iteration=12,
+        baseline="template",
+        seeds_per_template=2,
+    )
+    worker = TemplatedWorker(parallel=1)  # one group at a time: the drawing order is the running order
+    draws = asyncio.run(collect(worker, TaskSampler(_tasks(40), cfg.rl, seed=0), cfg, 0))
+    order = [i for i, _ in worker.runs]
+    assert all(order[k] % 3 == order[k + 1] % 3 for k in range(0, len(order) - 1, 2))  # pairs of one template
+    # outcomes by id: % 4 == 0 mixed, 1 solved, 2 and 3 failed; templates are id % 3
+    outcomes = {}
+    for g in draws.groups:
+        outcomes.setdefault(g.task_id % 3, set()).update(g.rewards)
+    expected = [g for g in draws.groups if g.task_id % 4 == 0 or len(outcomes[g.task_id % 3]) > 1]
+    assert [g.task_id for g in draws.train] == [g.task_id for g in expected]
+    assert draws.contrast == len(expected) - sum(1 for g in draws.groups if g.task_id % 4 == 0) > 0
+    assert draws.to_json()["contrast"] == draws.contrast
+    # the default baseline keeps only the mixed groups, and draws templates independently
+    plain = asyncio.run(
+        collect(
+            TemplatedWorker(parallel=1),
+            TaskSampler(
+                _tasks(40),
+                _cfg(
+                    **{"dynamic_sampling": True, "tasks_per_iteration": 3, "max_groups_per_iteration": 12}
+                ).rl,
+                seed=0,
+            ),
+            _cfg(dynamic_sampling=True, tasks_per_iteration=3, max_groups_per_iteration=12),
+            0,
+        )
+    )
+    assert all(g.task_id % 4 == 0 for g in plain.train) and plain.contrast == 0

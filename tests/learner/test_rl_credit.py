@@ -175,3 +175,29 @@ def test_no_op_turns_by_hand():
     traj.turns[1].observation.tabs = ["two tabs", "now"]  # a new tab opened: the action did something
     assert no_op_turns(traj) == [2]
     assert no_op_turns(_traj(0, 1.0, ["A"])) == []
+
+
+def test_template_baseline_contrasts_the_seeds_of_a_template():
+    # two seeds of template "t" (one solved by both members, one failed by both) and a mixed group of template "u"
+    solved = TrajectoryGroup(task_id=1, trajectories=[_traj(0, 1.0, ["A"]), _traj(1, 1.0, ["A"])])
+    failed = TrajectoryGroup(task_id=2, trajectories=[_traj(0, 0.0, ["B"]), _traj(1, 0.0, ["B"])])
+    other = TrajectoryGroup(task_id=3, trajectories=[_traj(0, 1.0, ["C"]), _traj(1, 0.0, ["C"])])
+    for g, tmpl in ((solved, "t"), (failed, "t"), (other, "u")):
+        for t in g.trajectories:
+            t.meta["template"] = tmpl
+    rows, _, _ = rl_samples([solved, failed, other], 100, 0.0, keep_zero_advantage=True)
+    assert [s.advantage for s in rows] == pytest.approx([0.0] * 4 + [0.5 / S, -0.5 / S])  # GRPO: per group
+    rows, stats, _ = rl_samples(
+        [solved, failed, other], 100, 0.0, keep_zero_advantage=True, baseline="template"
+    )
+    sd = math.sqrt(1 / 3)  # unbiased std of [1, 1, 0, 0]
+    assert [s.advantage for s in rows] == pytest.approx(
+        [0.5 / sd] * 2 + [-0.5 / sd] * 2 + [0.5 / S, -0.5 / S]
+    )
+    # a group without a recorded template stands alone (the same as the task baseline)
+    for t in other.trajectories:
+        t.meta.pop("template")
+    rows, _, _ = rl_samples([other], 100, 0.0, keep_zero_advantage=True, baseline="template")
+    assert [s.advantage for s in rows] == pytest.approx([0.5 / S, -0.5 / S])
+    with pytest.raises(ValueError, match="baseline"):
+        rl_samples([other], 100, 0.0, keep_zero_advantage=True, baseline="seed")
