@@ -77,3 +77,6 @@ def test_train_miniwob_covers_every_task_with_an_expert_and_the_demo_pairs_120_e
     # the after-BC and after-RL evaluations play the same held-out episodes, at least 120 of them
     assert demo.eval.max_tasks * demo.eval.samples_per_task >= 120
     assert {"after_bc", "after_rl"} <= set(demo.eval.sampled_at) and demo.eval.sampled_per_task >= 1
+    # `make demo` compares after BC and after RL on every held-out storefront test task (48)
+    shop = load_config("configs/cpu_demo.yaml")
+    assert shop.eval.max_tasks * shop.eval.samples_per_task >= 48
