@@ -60,7 +60,7 @@ class Draws:
     expert_members: int = 0  # expert episodes played into all-failed groups
     expert_solved: int = 0  # of those, scored 1 (the group became mixed)
     contrast: int = (
-        0  # groups with one outcome trained because their template's groups differ (baseline=template)
+        0  # one-outcome groups trained beside a differing group of their template (baseline=template)
     )
     seconds: float = 0.0
 
@@ -103,7 +103,7 @@ async def collect(
     limit = worker.parallel_groups(rl.group_size)
     taken: set[Any] = set()
     pending: set[asyncio.Task] = set()
-    follow: tuple[Any, int] = (None, 0)  # (template, tasks still to draw from it in a row)
+    follow, left = None, 0  # the template being drawn in a row, and how many more of its tasks to draw
 
     async def one(task: Task) -> TrajectoryGroup:
         group = await worker.run_group(task, rl.group_size, iteration=iteration)
@@ -118,11 +118,11 @@ async def collect(
             and len(pending) < limit
             and (not rl.dynamic_sampling or len(draws.train) < want)
         ):
-            task = sampler.draw(iteration, taken, template=follow[0]) if follow[1] > 0 else None
+            task = sampler.draw(iteration, taken, template=follow) if left > 0 else None
             if task is None:
                 task = sampler.draw(iteration, taken)
-                follow = (None if task is None else task.intent_template_id, rl.seeds_per_template)
-            follow = (follow[0], follow[1] - 1)
+                follow, left = (task.intent_template_id if task else None), rl.seeds_per_template
+            left -= 1
             if task is None:  # every task is drawn already or resting
                 cap = draws.drawn
                 break

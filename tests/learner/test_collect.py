@@ -180,19 +180,8 @@ def test_template_baseline_draws_seeds_in_a_row_and_trains_agreeing_groups_of_mi
     assert [g.task_id for g in draws.train] == [g.task_id for g in expected]
     assert draws.contrast == len(expected) - sum(1 for g in draws.groups if g.task_id % 4 == 0) > 0
     assert draws.to_json()["contrast"] == draws.contrast
-    # the default baseline keeps only the mixed groups, and draws templates independently
-    plain = asyncio.run(
-        collect(
-            TemplatedWorker(parallel=1),
-            TaskSampler(
-                _tasks(40),
-                _cfg(
-                    **{"dynamic_sampling": True, "tasks_per_iteration": 3, "max_groups_per_iteration": 12}
-                ).rl,
-                seed=0,
-            ),
-            _cfg(dynamic_sampling=True, tasks_per_iteration=3, max_groups_per_iteration=12),
-            0,
-        )
-    )
+    # the default baseline keeps only the mixed groups
+    plain_cfg = _cfg(dynamic_sampling=True, tasks_per_iteration=3, max_groups_per_iteration=12)
+    sampler = TaskSampler(_tasks(40), plain_cfg.rl, seed=0)
+    plain = asyncio.run(collect(TemplatedWorker(parallel=1), sampler, plain_cfg, 0))
     assert all(g.task_id % 4 == 0 for g in plain.train) and plain.contrast == 0
