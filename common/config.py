@@ -240,6 +240,16 @@ class RLConfig(_Section):
         "policy to guess and retry within the turn budget; its negative advantage in a failed trajectory stays. "
         "The last turn of an episode is always credited. Counted as dropped.no_op_credit in the log",
     )
+    negative_scale: float = Field(
+        1.0,
+        ge=0.0,
+        le=1.0,
+        description="multiplies every negative advantage (after the baseline): 1 = GRPO; 0 = only what beat "
+        "its baseline is reinforced and failed trajectories add no gradient (rejection-sampling style, as "
+        "RAFT / Reinforce-Rej); in between, failures push down less than successes pull up. Greedy success "
+        "(pass@1) moves with the positive term, while pushing sampled actions down spreads their probability "
+        "over the rest of the vocabulary. Rows whose advantage becomes 0 are dropped as zero_advantage",
+    )
     templates: list[int | str] = Field(
         default_factory=list, description="only train tasks of these template ids ([] = all)"
     )

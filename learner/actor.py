@@ -321,6 +321,7 @@ class LearnerActor:
             step_weight=rl.step_advantage_weight,
             credit_no_ops=rl.credit_no_op_turns,
             baseline=rl.baseline,
+            negative_scale=rl.negative_scale,
         )
         lags = [s.lag for s in samples]
         stats = StepStats(

@@ -135,6 +135,7 @@ def rl_samples(
     step_weight: float = 1.0,
     credit_no_ops: bool = True,
     baseline: str = "task",
+    negative_scale: float = 1.0,
 ) -> tuple[list[Sample], AdvantageStats, dict[str, int]]:
     """RL rows with their advantage, M-GRPO weight and off-policy flag; with `learner_version`, each row's lag
     (versions between the weights that sampled the turn and the learner's; 0 for expert turns).
@@ -149,7 +150,10 @@ def rl_samples(
     so the advantage statistics then count templates, not groups. Step credit and the M-GRPO weights stay per group.
     `credit_no_ops=False`: a positive advantage of a turn that did nothing (`no_op_turns`) becomes 0 (counted in
     the third return value as `no_op_credit`).
+    `negative_scale`: every negative per-turn advantage is multiplied by it (1 = GRPO, 0 = positive only).
     """
+    if not 0.0 <= negative_scale <= 1.0:
+        raise ValueError(f"negative_scale {negative_scale} is outside [0, 1]")
     if advantage not in ("trajectory", "step"):
         raise ValueError(f"unknown advantage {advantage!r} (trajectory | step)")
     if baseline not in ("task", "template"):
@@ -175,6 +179,10 @@ def rl_samples(
                 if a[t] > 0:
                     a[t] = 0.0
                     skipped["no_op_credit"] += 1
+    if negative_scale != 1.0:
+        for a in per_turn:
+            if a is not None:
+                a[:] = [x * negative_scale if x < 0 else x for x in a]
     rows: list[tuple[Sample, Hashable, Hashable]] = []
     for ti, (traj, a, gi) in enumerate(zip(trajs, per_turn, gids, strict=True)):
         if a is None:

@@ -201,3 +201,26 @@ def test_template_baseline_contrasts_the_seeds_of_a_template():
     assert [s.advantage for s in rows] == pytest.approx([0.5 / S, -0.5 / S])
     with pytest.raises(ValueError, match="baseline"):
         rl_samples([other], 100, 0.0, keep_zero_advantage=True, baseline="seed")
+
+
+def test_negative_scale_shrinks_only_the_negative_advantages():
+    # a mixed group of three: two successes (one of two turns), one failure of two turns; mean 2/3, unbiased std
+    # sqrt(1/3): the successes get (1 - 2/3) / sd, the failure (0 - 2/3) / sd on each of its turns
+    group = TrajectoryGroup(
+        task_id=1,
+        trajectories=[_traj(0, 1.0, ["A", "B"]), _traj(1, 1.0, ["A"]), _traj(2, 0.0, ["A", "C"])],
+    )
+    sd = math.sqrt(1 / 3)
+    pos, neg = (1 / 3) / sd, -(2 / 3) / sd
+    rows, _, _ = rl_samples([group], 100, 0.0, keep_zero_advantage=True)
+    assert [s.advantage for s in rows] == pytest.approx([pos] * 3 + [neg] * 2)
+    rows, _, _ = rl_samples([group], 100, 0.0, keep_zero_advantage=True, negative_scale=0.25)
+    assert [s.advantage for s in rows] == pytest.approx([pos] * 3 + [0.25 * neg] * 2)
+    # 0: failures carry no gradient and leave the batch, while the weights still count them (the batch average)
+    full, _, _ = rl_samples([group], 100, 0.0, keep_zero_advantage=False)
+    rows, _, dropped = rl_samples([group], 100, 0.0, keep_zero_advantage=False, negative_scale=0.0)
+    assert [s.advantage for s in rows] == pytest.approx([pos] * 3)
+    assert [s.weight for s in rows] == pytest.approx([s.weight for s in full[:3]])
+    assert dropped["zero_advantage"] == 2
+    with pytest.raises(ValueError, match="negative_scale"):
+        rl_samples([group], 100, 0.0, keep_zero_advantage=True, negative_scale=1.5)
