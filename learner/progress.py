@@ -8,7 +8,8 @@ A phase counts as done only after its results are on disk (the BC checkpoint, th
 run killed at any point and submitted again skips every finished phase, re-runs the interrupted one, and a finished
 run changes nothing. RL's own position is the learner's checkpoint (its RL step count and the task sampler's state,
 kept in the checkpoint's `extra`); records of RL iterations after that checkpoint are dropped from the logs on
-resume, because those iterations run again.
+resume, because those iterations run again. A resubmitted run may carry other settings than the killed one
+(`--set rl.iterations=15`): `changed_settings` names them, so the driver says so and keeps the old config.json.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import json
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from rollout_workers.metrics import RolloutSummary
 
@@ -49,6 +51,20 @@ class Progress:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
+
+
+def changed_settings(before: dict[str, Any], after: dict[str, Any], prefix: str = "") -> list[str]:
+    """The settings that differ between two configs as config.json holds them, one leaf each in dotted form
+    ("rl.iterations: 20 -> 15"); a key on one side only reads "(absent)" on the other."""
+    changes: list[str] = []
+    for key in [*before, *(k for k in after if k not in before)]:
+        name = f"{prefix}{key}"
+        old, new = before.get(key, "(absent)"), after.get(key, "(absent)")
+        if isinstance(old, dict) and isinstance(new, dict):
+            changes += changed_settings(old, new, f"{name}.")
+        elif old != new:
+            changes.append(f"{name}: {json.dumps(old)} -> {json.dumps(new)}")
+    return changes
 
 
 def drop_iterations(path: Path, since: int, *, trajectories: bool) -> int:

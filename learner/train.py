@@ -25,7 +25,9 @@ import argparse
 import asyncio
 import json
 import logging
+import time
 from pathlib import Path
+from typing import Any
 
 from common.cli import config_from_args, run
 from common.config import TrainConfig, add_config_args
@@ -33,7 +35,7 @@ from learner.bc_phase import run_bc
 from learner.engine_sync import EngineSync
 from learner.eval_phase import run_eval
 from learner.learner_handle import LearnerHandle
-from learner.progress import Progress
+from learner.progress import Progress, changed_settings
 from learner.rl_phase import RLPhase
 from learner.run_log import RunLog
 from learner.run_parts import RunParts
@@ -64,6 +66,7 @@ class Run:
         info = init_ray(self.cfg)
         print(f"[train] Ray up; dashboard: {info.get('dashboard')}", flush=True)
         metrics = RayMetrics(self.cfg.logging.metrics)
+        previous = self._previous_config()
         (self.out / "config.json").write_text(self.cfg.model_dump_json(indent=2))
         model_path, version, resumed = None, 0, False
         if "bc" in self.cfg.phases or "rl" in self.cfg.phases:
@@ -72,7 +75,7 @@ class Run:
             self.iteration, resumed = standing.rl_steps, standing.resumed
             # Engines load the newest weights: the resumed checkpoint when there is one.
             model_path, version = standing.model_path, standing.weight_version
-        self._fresh_or_resume(resumed)
+        self._fresh_or_resume(resumed, previous)
         self.log.trackers = Trackers(self.out, self.cfg)  # a resumed run continues the runs in trackers.json
         self.stack.start(model_path, weight_version=version)
         self.stack.worker.on_group = metrics.record_group
@@ -90,14 +93,43 @@ class Run:
         actor = ray.remote(LearnerActor).options(name="learner", num_cpus=lc.num_cpus, num_gpus=lc.num_gpus)
         return LearnerHandle(actor.remote(self.cfg), lc)
 
-    def _fresh_or_resume(self, learner_resumed: bool) -> None:
+    def _previous_config(self) -> dict[str, Any]:
+        """The config.json a run in this folder was started with ({} when none or unreadable), before this run
+        writes its own."""
+        try:
+            return json.loads((self.out / "config.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+
+    def _fresh_or_resume(self, learner_resumed: bool, previous: dict[str, Any]) -> None:
         """Continue the phases of progress.json when the learner resumed too (or no BC lies behind them); else a
-        fresh run, which moves the old files of a used folder aside."""
+        fresh run, which moves the old files of a used folder aside. A resumed run whose settings differ from the
+        killed one's says which, keeps the old config.json beside the new one and records the change in log.jsonl;
+        one whose learner already holds rl.iterations RL steps or more says that its RL phase has nothing to run."""
         found = Progress.load(self.out) if self.cfg.learner.resume != "never" else None
         if found is not None and (learner_resumed or "bc" not in self.cfg.phases[: found.next_phase]):
             self.progress = found
             self.bc_checkpoint = found.bc_checkpoint
             print(f"[train] resuming at phase {found.next_phase} of {self.cfg.phases}", flush=True)
+            changes = []
+            if previous and not found.finished:  # a finished run runs nothing, whatever its settings
+                changes = changed_settings(previous, self.cfg.model_dump(mode="json"))
+            if changes:
+                kept = self.out / f"config.{int(time.time())}.json"
+                kept.write_text(json.dumps(previous, indent=2), encoding="utf-8")
+                print(
+                    f"[train] WARNING: resumed with other settings than {kept.name}: {'; '.join(changes)}",
+                    flush=True,
+                )
+                self.log.record(
+                    {"phase": "resume", "changed_settings": changes, "previous_config": kept.name}
+                )
+            if "rl" in self.cfg.phases[found.next_phase :] and self.iteration >= self.cfg.rl.iterations > 0:
+                print(
+                    f"[train] WARNING: the learner holds {self.iteration} RL iterations and rl.iterations is "
+                    f"{self.cfg.rl.iterations}: the RL phase has nothing left to run",
+                    flush=True,
+                )
             return
         self.progress = Progress()
         for name in ("log.jsonl", "rollouts.jsonl", "progress.json", "trackers.json", "tensorboard"):

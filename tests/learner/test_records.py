@@ -3,8 +3,10 @@ survives its checkpoint's trainer_state.json, and the report reads both back by 
 
 from __future__ import annotations
 
+import json
+
 from learner import checkpoint as ckpt
-from learner.progress import Progress
+from learner.progress import Progress, changed_settings
 from learner.report import write_report
 from rollout_workers.metrics import RolloutSummary
 
@@ -25,6 +27,18 @@ def test_progress_keeps_evaluations_as_summaries(tmp_path):
     Progress(next_phase=2, stage="after_bc", evals={"before_bc": s}).save(tmp_path)
     back = Progress.load(tmp_path)
     assert back.evals == {"before_bc": s} and back.next_phase == 2
+
+
+def test_changed_settings_names_each_differing_leaf():
+    before = {"rl": {"iterations": 20, "lr": 1e-5, "templates": []}, "seed": 0, "old": 1}
+    after = {"rl": {"iterations": 15, "lr": 1e-5, "templates": [101]}, "seed": 0, "new": {"x": "a"}}
+    assert changed_settings(before, after) == [
+        "rl.iterations: 20 -> 15",
+        "rl.templates: [] -> [101]",
+        'old: 1 -> "(absent)"',
+        'new: "(absent)" -> {"x": "a"}',
+    ]
+    assert changed_settings(after, after) == []
 
 
 def test_a_log_entry_reads_back_without_its_own_keys():
@@ -55,3 +69,31 @@ def test_the_report_reads_the_summaries(tmp_path):
     text = write_report(tmp_path, history, {"before_bc": before, "after_rl": after}).read_text()
     assert "| after_rl | 0.500 | [0.09, 0.91] | 2 |" in text
     assert "| 101 | 0/2 | 1/2 |" in text
+
+
+def test_a_run_resumed_with_other_settings_says_so_and_keeps_the_old_config(tmp_path, capsys):
+    from common.config import load_config
+    from learner.train import Run
+
+    out = tmp_path / "run"
+    cfg = load_config(
+        "configs/miniwob_cpu.yaml",
+        [f"logging.output_dir={out}", "phases=[eval,rl,eval]", "rl.iterations=4"],
+    )
+    run = Run(cfg)  # builds nothing yet: no Ray, no actors
+    previous = json.loads(cfg.model_dump_json())
+    previous["rl"]["iterations"] = 6
+    Progress(next_phase=1, stage="after_bc").save(out)  # the killed run had finished its first evaluation
+    run.iteration = 5  # the learner's checkpoint holds 5 RL iterations
+
+    run._fresh_or_resume(False, previous)
+
+    assert run.progress.next_phase == 1  # resumed, not restarted
+    said = capsys.readouterr().out
+    assert "resumed with other settings" in said and "rl.iterations: 6 -> 4" in said
+    assert "the RL phase has nothing left to run" in said
+    (kept,) = out.glob("config.*.json")
+    assert json.loads(kept.read_text())["rl"]["iterations"] == 6
+    (record,) = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
+    assert record["phase"] == "resume" and record["changed_settings"] == ["rl.iterations: 6 -> 4"]
+    assert record["previous_config"] == kept.name
