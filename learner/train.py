@@ -111,31 +111,32 @@ class Run:
             self.progress = found
             self.bc_checkpoint = found.bc_checkpoint
             print(f"[train] resuming at phase {found.next_phase} of {self.cfg.phases}", flush=True)
-            changes = []
-            if previous and not found.finished:  # a finished run runs nothing, whatever its settings
-                changes = changed_settings(previous, self.cfg.model_dump(mode="json"))
-            if changes:
-                kept = self.out / f"config.{int(time.time())}.json"
-                kept.write_text(json.dumps(previous, indent=2), encoding="utf-8")
-                print(
-                    f"[train] WARNING: resumed with other settings than {kept.name}: {'; '.join(changes)}",
-                    flush=True,
-                )
-                self.log.record(
-                    {"phase": "resume", "changed_settings": changes, "previous_config": kept.name}
-                )
-            if "rl" in self.cfg.phases[found.next_phase :] and self.iteration >= self.cfg.rl.iterations > 0:
-                print(
-                    f"[train] WARNING: the learner holds {self.iteration} RL iterations and rl.iterations is "
-                    f"{self.cfg.rl.iterations}: the RL phase has nothing left to run",
-                    flush=True,
-                )
+            self._say_what_changed(found, previous)
             return
         self.progress = Progress()
         for name in ("log.jsonl", "rollouts.jsonl", "progress.json", "trackers.json", "tensorboard"):
             old = self.out / name
             if old.exists():  # a fresh run in a used folder: keep the old files beside it, never append
                 old.rename(self.out / f"{old.stem}.{int(old.stat().st_mtime)}{old.suffix}")
+
+    def _say_what_changed(self, found: Progress, previous: dict[str, Any]) -> None:
+        """A resumed run: the settings that differ from the killed run's `previous` config (printed, kept as
+        config.<time>.json, logged as a `resume` record), and a warning when RL has no iteration left to run."""
+        changes = changed_settings(previous, self.cfg.model_dump(mode="json")) if previous else []
+        if changes and not found.finished:  # a finished run runs nothing, whatever its settings
+            kept = self.out / f"config.{int(time.time())}.json"
+            kept.write_text(json.dumps(previous, indent=2), encoding="utf-8")
+            print(
+                f"[train] WARNING: resumed with other settings than {kept.name}: {'; '.join(changes)}",
+                flush=True,
+            )
+            self.log.record({"phase": "resume", "changed_settings": changes, "previous_config": kept.name})
+        if "rl" in self.cfg.phases[found.next_phase :] and self.iteration >= self.cfg.rl.iterations > 0:
+            print(
+                f"[train] WARNING: the learner holds {self.iteration} RL iterations and rl.iterations is "
+                f"{self.cfg.rl.iterations}: the RL phase has nothing left to run",
+                flush=True,
+            )
 
     # --- the phases, in order -------------------------------------------------------------------------------------
     async def main(self) -> dict[str, RolloutSummary]:
