@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 
 class _Section(BaseModel):
@@ -365,6 +365,22 @@ class EvalConfig(_Section):
         description="episodes per task at the training temperature (inference.temperature), reported as sampled "
         "success beside the greedy one: RL moves the sampled distribution before it flips an argmax (0 = none)",
     )
+    miniwob_seeds: str = Field(
+        "",
+        description="MiniWoB++ only: held-out seeds (comma-separated, ranges LOW-HIGH, none in the train range) "
+        "that every evaluation of the run plays instead of the test split, each with every task of "
+        "environment.miniwob_tasks, e.g. a validation range 200000-200014 for choosing settings without reading "
+        "the test seeds; instructions missing from the stored table are read from the pages before the run "
+        "starts; '' = the test split",
+    )
+
+    @field_validator("miniwob_seeds", mode="before")
+    @classmethod
+    def _seeds_as_text(cls, v: Any) -> Any:
+        return (
+            str(v) if isinstance(v, int) and not isinstance(v, bool) else v
+        )  # --set eval.miniwob_seeds=200000
+
     sampled_at: list[Literal["before_bc", "after_bc", "after_rl"]] = Field(
         default_factory=lambda: ["after_bc", "after_rl"],
         description="the evaluations (before_bc, after_bc, after_rl) that also measure sampled success; not "
@@ -438,6 +454,15 @@ class TrainConfig(_Section):
             raise ValueError("rl.group_size must be >= 1")
         if self.browser.num_browsers < 1:
             raise ValueError("browser.num_browsers must be >= 1")
+        if self.eval.miniwob_seeds and self.environment.kind != "miniwob":
+            raise ValueError(
+                f"eval.miniwob_seeds needs environment.kind: miniwob (this config has {self.environment.kind}); "
+                "other environments evaluate environment.test_tasks or their bundled test split"
+            )
+        if self.eval.miniwob_seeds and self.environment.test_tasks:
+            raise ValueError(
+                "eval.miniwob_seeds and environment.test_tasks both name what the evaluations play: set one"
+            )
         # A group leases all its browsers at once: a bigger group than the pool would wait forever.
         for key, size in (
             ("rl.group_size", self.rl.group_size),

@@ -1,5 +1,5 @@
-"""The evaluation phase of a training run: the test split played greedily (and sampled where asked), logged, and
-compared episode by episode with the run's previous evaluation.
+"""The evaluation phase of a training run: the test split (or `eval.miniwob_seeds`) played greedily (and sampled
+where asked), logged, and compared episode by episode with the run's previous evaluation.
 
     summary = await run_eval(parts, label="after_bc", earlier=["before_bc"])
 

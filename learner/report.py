@@ -2,6 +2,8 @@
 
 python -m learner.report RUN_DIR        # rebuild the report of a finished (or interrupted) run
 python -m learner.report export RUN_DIR --format parquet|jsonl [--out PATH]   # trajectories as a dataset
+python -m learner.report paired BEFORE.jsonl AFTER.jsonl   # any two evaluations of the same episodes, e.g. two
+                                                           # checkpoints on one validation range (eval_seeds.jsonl)
 
 Evaluations of a run play the same episodes, so the report also compares them pair by pair (`paired_from_files`:
 paired bootstrap interval of the difference, exact McNemar test), which sees a gain that two overlapping
@@ -174,6 +176,11 @@ def paired_from_files(
     a, b = eval_file(out, label_a, kind), eval_file(out, label_b, kind)
     if not (a.exists() and b.exists()):
         return None
+    return paired_between(a, b, seed=seed)
+
+
+def paired_between(a: Path, b: Path, *, seed: int = 0) -> PairedDiff:
+    """The evaluation in trajectory file `b` against the one in `a`, episode by episode (task id, sample)."""
     before, after, unmatched = align(_load_episodes(a), _load_episodes(b))
     diff = paired_difference(before, after, seed=seed)
     diff.unmatched = unmatched
@@ -194,20 +201,25 @@ def _paired_table(out: Path) -> list[str]:
     for kind in KINDS:
         labels = [s for s in STAGES if eval_file(out, s, kind).exists()]
         for a, b in comparisons(labels):
-            d = paired_from_files(out, a, b, kind=kind)
-            if d is None or d.n == 0:
-                rows.append(f"| {a} -> {b} | {kind} | 0 | n/a | n/a | n/a | n/a | 0 | 0 | {_left_out(d)} |")
-                continue
-            ci = f"[{d.ci95[0]:+.3f}, {d.ci95[1]:+.3f}]"
-            rows.append(
-                f"| {a} -> {b} | {kind} | {d.n} | {d.success_before:.3f} | {d.success_after:.3f} | "
-                f"{d.difference:+.3f} {ci} | {d.mcnemar_p:.3g} | {d.gained} | {d.lost} | {_left_out(d)} |"
-            )
+            rows.append(_paired_row(f"{a} -> {b}", kind, paired_from_files(out, a, b, kind=kind)))
     if not rows:
         return []
+    return ["", "Paired differences (the same episodes in both evaluations):", *_paired_lines(rows)]
+
+
+def _paired_row(comparison: str, kind: str, d: PairedDiff | None) -> str:
+    if d is None or d.n == 0:
+        return f"| {comparison} | {kind} | 0 | n/a | n/a | n/a | n/a | 0 | 0 | {_left_out(d)} |"
+    ci = f"[{d.ci95[0]:+.3f}, {d.ci95[1]:+.3f}]"
+    return (
+        f"| {comparison} | {kind} | {d.n} | {d.success_before:.3f} | {d.success_after:.3f} | "
+        f"{d.difference:+.3f} {ci} | {d.mcnemar_p:.3g} | {d.gained} | {d.lost} | {_left_out(d)} |"
+    )
+
+
+def _paired_lines(rows: list[str]) -> list[str]:
+    """The paired-difference table around `rows` (`_paired_row`), and how to read it."""
     return [
-        "",
-        "Paired differences (the same episodes in both evaluations):",
         "",
         "| comparison | kind | pairs | success before | success after | difference [95% interval] | McNemar p "
         "| gained (0->1) | lost (1->0) | left out |",
@@ -218,6 +230,40 @@ def _paired_table(out: Path) -> list[str]:
         "With few discordant pairs (gained + lost under ~20) the percentile interval is too narrow (it can exclude "
         "0 while p > 0.05): read McNemar's p there.",
     ]
+
+
+def compare_files(a: Path, b: Path, *, seed: int = 0) -> str:
+    """`python -m learner.report paired A B`: the table of `b` against `a` and the flips per template. ValueError
+    when a file is missing, or when no episode of one is in the other (different tasks, seeds or samples)."""
+    for p in (a, b):
+        if not p.is_file():
+            raise ValueError(
+                f"{p}: no such file (expected an evaluation's trajectories, e.g. eval_after_bc.jsonl)"
+            )
+    d = paired_between(a, b, seed=seed)
+    if d.n + d.left_out == 0:
+        raise ValueError(
+            f"no episode of {b} is in {a} ({d.unmatched} unmatched): a paired difference needs the same "
+            "(task id, sample) in both, e.g. two evaluations of one run or of one --seeds list"
+        )
+    flips: dict[str, list[int]] = {}
+    before = {(t.task_id, t.sample_idx): t for t in _load_episodes(a)}
+    for t in _load_episodes(b):
+        old = before.get((t.task_id, t.sample_idx))
+        if old is None or old.failure or t.failure or old.reward is None or t.reward is None:
+            continue
+        template = t.meta.get("template")
+        key = str(template) if template is not None else str(t.task_id).rsplit(".", 1)[0]
+        row = flips.setdefault(key, [0, 0, 0, 0, 0])
+        row[0] += 1
+        row[1] += int(old.reward >= 1.0)
+        row[2] += int(t.reward >= 1.0)
+        row[3] += int(t.reward >= 1.0 > old.reward)
+        row[4] += int(old.reward >= 1.0 > t.reward)
+    lines = [f"{a} -> {b}", *_paired_lines([_paired_row("before -> after", "as played", d)])]
+    lines += ["", "| template | pairs | before | after | gained | lost |", "|---|---|---|---|---|---|"]
+    lines += [f"| {k} | {n} | {x} | {y} | {g} | {lo} |" for k, (n, x, y, g, lo) in sorted(flips.items())]
+    return "\n".join(lines)
 
 
 def _left_out(d: PairedDiff | None) -> str:
@@ -325,8 +371,19 @@ def main(argv: list[str] | None = None) -> int:
         from learner.export import main as export
 
         return export(argv[1:])
+    if argv[:1] == ["paired"]:
+        if len(argv) != 3:
+            fail("usage: python -m learner.report paired BEFORE.jsonl AFTER.jsonl")
+        try:
+            print(compare_files(Path(argv[1]), Path(argv[2])))
+        except ValueError as e:
+            fail(str(e))
+        return 0
     if len(argv) != 1:
-        fail("usage: python -m learner.report RUN_DIR | export RUN_DIR [--format parquet|jsonl] [--out PATH]")
+        fail(
+            "usage: python -m learner.report RUN_DIR | export RUN_DIR [--format parquet|jsonl] [--out PATH] "
+            "| paired BEFORE.jsonl AFTER.jsonl"
+        )
     out = Path(argv[0])
     if not (out / "log.jsonl").is_file() and not trajectory_files(out):
         what = "no such folder" if not out.is_dir() else "neither log.jsonl nor trajectories in this folder"

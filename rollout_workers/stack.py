@@ -236,7 +236,8 @@ class Stack:
 
 def split_tasks(cfg: TrainConfig, split: str) -> list[Task]:
     """The split's tasks, placeholders unfilled: from `environment.{split}_tasks` when set (every reward plan
-    built now: a bad task fails here, named), else the environment's own list. ValueError naming the bad input;
+    built now: a bad task fails here, named), else the environment's own list (for MiniWoB++ the test split is
+    `eval.miniwob_seeds` when set: those seeds of every task, e.g. a validation range). ValueError naming the bad input;
     it needs nothing running, so entry points call it before they start anything (rollout_workers.preflight)."""
     env = cfg.environment
     path = env.train_tasks if split == "train" else env.test_tasks
@@ -257,7 +258,13 @@ def split_tasks(cfg: TrainConfig, split: str) -> list[Task]:
         return load_split(split)
     if env.kind == "miniwob":
         from sites.miniwob.tasks import load_split as load_miniwob
+        from sites.miniwob.tasks import parse_seeds, seed_tasks
 
+        if split == "test" and cfg.eval.miniwob_seeds:
+            try:
+                return seed_tasks(parse_seeds(cfg.eval.miniwob_seeds), env.miniwob_tasks or None)
+            except ValueError as e:
+                raise ValueError(f"eval.miniwob_seeds {cfg.eval.miniwob_seeds}: {e}") from None
         try:
             return load_miniwob(split, env.miniwob_tasks or None)
         except ValueError as e:

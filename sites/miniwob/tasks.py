@@ -39,6 +39,10 @@ MAX_SEED = 2**53 - 1
 # An explicit seed list is read (and evaluated) seed by seed: a typo like 100000-1000000 should fail, not run.
 MAX_EXPLICIT_SEEDS = 10_000
 
+# Instructions read from the pages in this process (task -> seed -> instruction): a run that checks its
+# evaluation seeds before it starts (preflight) and plays them later reads each page once.
+_READ: dict[str, dict[str, str]] = {}
+
 # name -> what the agent does (one line each; the page's own instruction varies per seed)
 TASKS: dict[str, str] = {
     "click-button": "click the button with the given label",
@@ -295,15 +299,15 @@ def seed_configs(
     at `url`, or one started for the call)."""
     check_held_out(seeds)
     names = checked_names(names)
-    stored = utterances()
-    missing = {n: [s for s in seeds if str(s) not in stored.get(n, {})] for n in names}
+    table = {n: {**utterances().get(n, {}), **_READ.get(n, {})} for n in names}
+    missing = {n: [s for s in seeds if str(s) not in table[n]] for n in names}
     missing = {n: s for n, s in missing.items() if s}
-    table = {n: dict(stored.get(n, {})) for n in names}
     if missing:
         from sites.miniwob.instructions import read_instructions
 
         for n, got in read_instructions(missing, url=url).items():
             table[n].update(got)
+            _READ.setdefault(n, {}).update(got)
     return _configs(seeds, names, table)
 
 

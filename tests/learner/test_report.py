@@ -154,3 +154,39 @@ def test_curve_points_carry_wilson_bands_and_sit_where_the_evaluations_happened(
     assert points["before_bc", "greedy"][0] < 0
     assert points["after_rl", "greedy"][0] + points["after_rl", "sampled"][0] == pytest.approx(6)
     assert points["after_rl", "sampled"][1:] == (0.5, [0.24, 0.76])
+
+
+def test_paired_cli_compares_any_two_evaluation_files_per_template(run_dir, capsys):
+    """`python -m learner.report paired A B`: e.g. two checkpoints evaluated on one validation range."""
+    assert (
+        report.main(["paired", str(run_dir / "eval_after_bc.jsonl"), str(run_dir / "eval_after_rl.jsonl")])
+        == 0
+    )
+    out = capsys.readouterr().out
+    cells = _row(out, "| before -> after |")
+    assert cells[2:5] == ["10", "0.300", "0.700"] and cells[7:] == ["4", "0", "0 unscorable, 1 unmatched"]
+    # template = task index % 3; gained per template: tasks 1 (t0), 2 (t1), 3 and 9 (t2)
+    assert _row(out, "| 0 |") == [
+        "0",
+        "4",
+        "2",
+        "3",
+        "1",
+        "0",
+    ]  # template, pairs, before, after, gained, lost
+    assert _row(out, "| 1 |") == ["1", "3", "1", "2", "1", "0"]
+    assert _row(out, "| 2 |") == ["2", "3", "0", "2", "2", "0"]
+
+
+def test_paired_cli_refuses_a_missing_file_or_files_with_no_common_episode(run_dir, tmp_path, capsys):
+    other = tmp_path / "other.jsonl"
+    dump_jsonl([Trajectory(task_id=99, sample_idx=0, reward=1.0, termination="stop")], str(other))
+    for args, says in (
+        ([str(run_dir / "nope.jsonl"), str(other)], "nope.jsonl: no such file"),
+        ([str(run_dir / "eval_after_bc.jsonl"), str(other)], "no episode of .*other.jsonl is in"),
+        ([str(other)], "usage: python -m learner.report paired BEFORE.jsonl AFTER.jsonl"),
+    ):
+        with pytest.raises(SystemExit) as e:
+            report.main(["paired", *args])
+        assert e.value.code == 2
+        assert __import__("re").search(says, capsys.readouterr().err)

@@ -132,3 +132,45 @@ def test_train_seeds_are_refused_and_stored_held_out_seeds_need_no_page():
     assert all(c["intent"] == table[c["miniwob"]["task"]][str(c["miniwob"]["seed"])] for c in configs)
     with pytest.raises(ValueError, match="drag-box: needs a mouse drag"):
         seed_configs([100_000], ["drag-box"])
+
+
+def test_eval_miniwob_seeds_replace_the_test_split_and_bad_ones_are_refused_before_anything_starts():
+    """`eval.miniwob_seeds` (e.g. a validation range) is what every evaluation of a run plays; a train seed, a
+    malformed list, another environment or a test task file beside it is refused by name."""
+    from common.config import ConfigError
+    from rollout_workers.stack import split_tasks
+
+    base = ["environment.kind=miniwob", "environment.miniwob_tasks=[click-button, enter-text]"]
+    cfg = load_config(None, [*base, "eval.miniwob_seeds=100049,100000"])  # stored seeds: no page is read
+    assert [t.task_id for t in split_tasks(cfg, "test")] == [
+        f"miniwob.{n}.{s}" for s in (100_049, 100_000) for n in ("click-button", "enter-text")
+    ]
+    assert len(split_tasks(cfg, "train")) == 2 * len(
+        SEEDS["train"]
+    )  # training draws from the train split as before
+    for seeds, says in (("100000,7", "7 is a train seed"), ("1-x", "'1-x' is not a seed or a range")):
+        with pytest.raises(ValueError, match=f"eval.miniwob_seeds {seeds}: .*{says}"):
+            split_tasks(load_config(None, [*base, f"eval.miniwob_seeds={seeds}"]), "test")
+    with pytest.raises(ConfigError, match="eval.miniwob_seeds needs environment.kind: miniwob"):
+        load_config(None, ["eval.miniwob_seeds=200000"])
+    with pytest.raises(ConfigError, match="set one"):
+        load_config(None, [*base, "eval.miniwob_seeds=200000", "environment.test_tasks=x.json"])
+
+
+def test_instructions_read_from_the_pages_are_read_once_per_process(monkeypatch: pytest.MonkeyPatch):
+    """A run reads the instructions of unstored seeds in its preflight and again when it evaluates: the second
+    time comes from what the first read (no page is opened)."""
+    import sites.miniwob.instructions as instructions
+    import sites.miniwob.tasks as tasks
+
+    def read(wanted: dict[str, list[int]], url: str | None = None) -> dict[str, dict[str, str]]:
+        calls.append(wanted)
+        return {n: {str(s): f"{n} #{s}" for s in seeds} for n, seeds in wanted.items()}
+
+    calls: list[dict[str, list[int]]] = []
+    monkeypatch.setattr(instructions, "read_instructions", read)
+    monkeypatch.setattr(tasks, "_READ", {})
+    first = seed_configs([987_654, 100_000], ["click-button"])
+    again = seed_configs([987_654], ["click-button"])
+    assert calls == [{"click-button": [987_654]}]  # the stored test seed is never read; the other once
+    assert first[0]["intent"] == again[0]["intent"] == "click-button #987654"
