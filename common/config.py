@@ -377,9 +377,8 @@ class EvalConfig(_Section):
     @field_validator("miniwob_seeds", mode="before")
     @classmethod
     def _seeds_as_text(cls, v: Any) -> Any:
-        return (
-            str(v) if isinstance(v, int) and not isinstance(v, bool) else v
-        )  # --set eval.miniwob_seeds=200000
+        """One seed given as a number (`--set eval.miniwob_seeds=200000` reads as YAML) is the same seed as text."""
+        return str(v) if isinstance(v, int) and not isinstance(v, bool) else v
 
     sampled_at: list[Literal["before_bc", "after_bc", "after_rl"]] = Field(
         default_factory=lambda: ["after_bc", "after_rl"],

@@ -181,8 +181,12 @@ def paired_from_files(
 
 def paired_between(a: Path, b: Path, *, seed: int = 0) -> PairedDiff:
     """The evaluation in trajectory file `b` against the one in `a`, episode by episode (task id, sample)."""
-    before, after, unmatched = align(_load_episodes(a), _load_episodes(b))
-    diff = paired_difference(before, after, seed=seed)
+    return _paired(_load_episodes(a), _load_episodes(b), seed)
+
+
+def _paired(before: list[Trajectory], after: list[Trajectory], seed: int) -> PairedDiff:
+    rewards_before, rewards_after, unmatched = align(before, after)
+    diff = paired_difference(rewards_before, rewards_after, seed=seed)
     diff.unmatched = unmatched
     return diff
 
@@ -240,30 +244,29 @@ def compare_files(a: Path, b: Path, *, seed: int = 0) -> str:
             raise ValueError(
                 f"{p}: no such file (expected an evaluation's trajectories, e.g. eval_after_bc.jsonl)"
             )
-    d = paired_between(a, b, seed=seed)
+    before, after = _load_episodes(a), _load_episodes(b)
+    d = _paired(before, after, seed)
     if d.n + d.left_out == 0:
         raise ValueError(
             f"no episode of {b} is in {a} ({d.unmatched} unmatched): a paired difference needs the same "
             "(task id, sample) in both, e.g. two evaluations of one run or of one --seeds list"
         )
-    flips: dict[str, list[int]] = {}
-    before = {(t.task_id, t.sample_idx): t for t in _load_episodes(a)}
-    for t in _load_episodes(b):
-        old = before.get((t.task_id, t.sample_idx))
-        if old is None or old.failure or t.failure or old.reward is None or t.reward is None:
-            continue
-        template = t.meta.get("template")
-        key = str(template) if template is not None else str(t.task_id).rsplit(".", 1)[0]
-        row = flips.setdefault(key, [0, 0, 0, 0, 0])
-        row[0] += 1
-        row[1] += int(old.reward >= 1.0)
-        row[2] += int(t.reward >= 1.0)
-        row[3] += int(t.reward >= 1.0 > old.reward)
-        row[4] += int(old.reward >= 1.0 > t.reward)
     lines = [f"{a} -> {b}", *_paired_lines([_paired_row("before -> after", "as played", d)])]
     lines += ["", "| template | pairs | before | after | gained | lost |", "|---|---|---|---|---|---|"]
-    lines += [f"| {k} | {n} | {x} | {y} | {g} | {lo} |" for k, (n, x, y, g, lo) in sorted(flips.items())]
+    for key in sorted({_template(t) for t in after}):
+        t = _paired(
+            [x for x in before if _template(x) == key], [x for x in after if _template(x) == key], seed
+        )
+        if t.n:
+            won = [round(t.success_before * t.n), round(t.success_after * t.n)]
+            lines.append(f"| {key} | {t.n} | {won[0]} | {won[1]} | {t.gained} | {t.lost} |")
     return "\n".join(lines)
+
+
+def _template(t: Trajectory) -> str:
+    """The episode's template (as evaluations record it), else its task id without the last part."""
+    template = t.meta.get("template")
+    return str(template) if template is not None else str(t.task_id).rsplit(".", 1)[0]
 
 
 def _left_out(d: PairedDiff | None) -> str:

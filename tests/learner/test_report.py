@@ -4,6 +4,7 @@ Trajectory records, read back through `python -m learner.report`'s main; the pai
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -166,14 +167,8 @@ def test_paired_cli_compares_any_two_evaluation_files_per_template(run_dir, caps
     cells = _row(out, "| before -> after |")
     assert cells[2:5] == ["10", "0.300", "0.700"] and cells[7:] == ["4", "0", "0 unscorable, 1 unmatched"]
     # template = task index % 3; gained per template: tasks 1 (t0), 2 (t1), 3 and 9 (t2)
-    assert _row(out, "| 0 |") == [
-        "0",
-        "4",
-        "2",
-        "3",
-        "1",
-        "0",
-    ]  # template, pairs, before, after, gained, lost
+    # template, pairs, before, after, gained, lost
+    assert _row(out, "| 0 |") == ["0", "4", "2", "3", "1", "0"]
     assert _row(out, "| 1 |") == ["1", "3", "1", "2", "1", "0"]
     assert _row(out, "| 2 |") == ["2", "3", "0", "2", "2", "0"]
 
@@ -189,4 +184,4 @@ def test_paired_cli_refuses_a_missing_file_or_files_with_no_common_episode(run_d
         with pytest.raises(SystemExit) as e:
             report.main(["paired", *args])
         assert e.value.code == 2
-        assert __import__("re").search(says, capsys.readouterr().err)
+        assert re.search(says, capsys.readouterr().err)

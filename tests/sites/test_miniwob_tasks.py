@@ -145,9 +145,8 @@ def test_eval_miniwob_seeds_replace_the_test_split_and_bad_ones_are_refused_befo
     assert [t.task_id for t in split_tasks(cfg, "test")] == [
         f"miniwob.{n}.{s}" for s in (100_049, 100_000) for n in ("click-button", "enter-text")
     ]
-    assert len(split_tasks(cfg, "train")) == 2 * len(
-        SEEDS["train"]
-    )  # training draws from the train split as before
+    # training draws from the train split as before
+    assert len(split_tasks(cfg, "train")) == 2 * len(SEEDS["train"])
     for seeds, says in (("100000,7", "7 is a train seed"), ("1-x", "'1-x' is not a seed or a range")):
         with pytest.raises(ValueError, match=f"eval.miniwob_seeds {seeds}: .*{says}"):
             split_tasks(load_config(None, [*base, f"eval.miniwob_seeds={seeds}"]), "test")
