@@ -90,6 +90,9 @@ def bc_checkpoint(config: str, out: Path, demos: int, fresh: bool) -> Path:
     return ckpt
 
 
+GROUPS = 4  # mixed groups per RL iteration in both arms
+
+
 def arm(config: str, name: str, ckpt: Path, bc_run: Path, iterations: int, overlap: bool) -> dict[str, Any]:
     out = ROOT / "runs" / name
     if out.exists():
@@ -104,6 +107,10 @@ def arm(config: str, name: str, ckpt: Path, bc_run: Path, iterations: int, overl
             "phases=[rl]",
             f"model.path={ckpt}",
             f"rl.iterations={iterations}",
+            # the bench's own iteration size, not the preset's (8 mixed groups since 2026-12-03 took two arms
+            # of 4 iterations past the 20-minute limit of `make bench`)
+            f"rl.tasks_per_iteration={GROUPS}",
+            f"rl.max_groups_per_iteration={3 * GROUPS}",
             f"scheduling.overlap_with_learner={str(overlap).lower()}",
             "learner.checkpoint_every=0",
         ],

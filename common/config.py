@@ -288,6 +288,14 @@ class RLConfig(_Section):
         "member played by the scripted expert through the same episode loop and prompts (LUFFY-style off-policy "
         "guidance); its turns are marked source=expert and the loss treats them as described in learner/algos.py",
     )
+    guide_up_to: float = Field(
+        0.0,
+        ge=0.0,
+        le=1.0,
+        description="with rl.expert_guidance, a group gets the expert member when the share of its policy members "
+        "that succeeded is at most this: 0 = only all-failed groups; 0.25 = also a group of 4 with one lucky "
+        "success (LUFFY puts a demonstration into every group: 1.0)",
+    )
 
 
 class LearnerConfig(_Section):

@@ -20,7 +20,8 @@ template in a row, so each template drawn has seeds to contrast.
 Expert guidance (`rl.expert_guidance`): a group whose policy members all failed, of a template the expert solved
 during the demonstrations, gets one more member (sample index G) played by the scripted expert through the same
 episode loop, prompt builder and reward checks; when the expert succeeds the group is mixed and holds a success to
-learn from. Its turns carry `source = "expert"` (no engine logprobs); learner/algos.py says how the loss treats them.
+learn from. `rl.guide_up_to` extends that to groups that succeeded rarely (at most that share of the policy's
+members), where the one success may be a guess: the group then also holds the expert's clean actions. Its turns carry `source = "expert"` (no engine logprobs); learner/algos.py says how the loss treats them.
 
 Resume: the sampler's records are updated once, when the iteration's groups are all in, so the tasks an iteration
 draws depend only on the sampler state it started from (`Draws.sampler_state`, what a checkpoint saves) and on how
@@ -57,8 +58,9 @@ class Draws:
     outcomes: dict[str, int] = field(
         default_factory=dict
     )  # mixed / all_solved / all_failed / failed / few_scored
-    expert_members: int = 0  # expert episodes played into all-failed groups
-    expert_solved: int = 0  # of those, scored 1 (the group became mixed)
+    # expert episodes played into all-failed groups (and, with rl.guide_up_to, rarely solved ones)
+    expert_members: int = 0
+    expert_solved: int = 0  # of those, scored 1
     contrast: int = (
         0  # one-outcome groups trained beside a differing group of their template (baseline=template)
     )
@@ -107,7 +109,7 @@ async def collect(
 
     async def one(task: Task) -> TrajectoryGroup:
         group = await worker.run_group(task, rl.group_size, iteration=iteration)
-        if expert is not None and outcome(group) == "all_failed":
+        if expert is not None and _needs_guide(group, rl.guide_up_to):
             if guided_templates is None or task.intent_template_id in guided_templates:
                 await _guide(worker, task, group, expert, iteration, draws)
         return group
@@ -164,6 +166,15 @@ def _add_contrast(draws: Draws) -> None:
         if id(g) in kept or (not g.failed and len(rewards[template_of(g)]) > 1 and outcome(g, experts=True))
     ]
     draws.contrast = len(draws.train) - len(kept)
+
+
+def _needs_guide(group: TrajectoryGroup, up_to: float) -> bool:
+    """Whether `group` gets an expert member: its policy members were scored, not all solved, and the share of
+    them that succeeded is at most `up_to` (0: all failed)."""
+    if outcome(group) in (None, "all_solved"):
+        return False
+    scored = [t.reward for t in group.trajectories if t.source != "expert" and t.reward is not None]
+    return sum(1 for r in scored if r >= 1.0) <= up_to * len(scored)
 
 
 async def _guide(
