@@ -21,7 +21,8 @@ Expert guidance (`rl.expert_guidance`): a group whose policy members all failed,
 during the demonstrations, gets one more member (sample index G) played by the scripted expert through the same
 episode loop, prompt builder and reward checks; when the expert succeeds the group is mixed and holds a success to
 learn from. `rl.guide_up_to` extends that to groups that succeeded rarely (at most that share of the policy's
-members), where the one success may be a guess: the group then also holds the expert's clean actions. Its turns carry `source = "expert"` (no engine logprobs); learner/algos.py says how the loss treats them.
+members), where the one success may be a guess: the group then also holds the expert's clean actions. Its turns
+carry `source = "expert"` (no engine logprobs); learner/algos.py says how the loss treats them.
 
 Resume: the sampler's records are updated once, when the iteration's groups are all in, so the tasks an iteration
 draws depend only on the sampler state it started from (`Draws.sampler_state`, what a checkpoint saves) and on how
