@@ -107,8 +107,8 @@ def arm(config: str, name: str, ckpt: Path, bc_run: Path, iterations: int, overl
             "phases=[rl]",
             f"model.path={ckpt}",
             f"rl.iterations={iterations}",
-            # the bench's own iteration size, not the preset's (8 mixed groups since 2026-12-03 took two arms
-            # of 4 iterations past the 20-minute limit of `make bench`)
+            # the bench's own iteration size, so it does not follow the preset's (8 mixed groups since 2026-12-03;
+            # even at 4 the two arms of 4 iterations took about 20 minutes here, bench/README.md)
             f"rl.tasks_per_iteration={GROUPS}",
             f"rl.max_groups_per_iteration={3 * GROUPS}",
             f"scheduling.overlap_with_learner={str(overlap).lower()}",

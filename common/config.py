@@ -294,7 +294,8 @@ class RLConfig(_Section):
         le=1.0,
         description="with rl.expert_guidance, a group gets the expert member when the share of its policy members "
         "that succeeded is at most this: 0 = only all-failed groups; 0.25 = also a group of 4 with one lucky "
-        "success (LUFFY puts a demonstration into every group: 1.0)",
+        "success; 1.0 = every group not all solved (LUFFY puts a demonstration into every group; an all-solved "
+        "group stays without one, as it holds no signal either way)",
     )
 
 

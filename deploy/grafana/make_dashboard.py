@@ -95,8 +95,8 @@ ROWS: list[tuple[str, list[tuple[str, str, str, str, list[tuple[str, str]]]]]] =
             ),
             (
                 "Expert members per minute",
-                "Expert episodes played into all-failed groups (rl.expert_guidance), by outcome: a success makes "
-                "the group trainable.",
+                "Expert episodes played into all-failed groups (rl.expert_guidance; with rl.guide_up_to also "
+                "rarely solved ones), by outcome: a success makes an all-failed group trainable.",
                 "none",
                 "timeseries",
                 [
