@@ -243,6 +243,7 @@ def load(engine: DeepSpeedEngine, rank: int, path: str | Path) -> tuple[Path, Le
             raise FileNotFoundError(f"{path} is neither a complete checkpoint nor a folder holding one")
         path = found
     if (path / "deepspeed").is_dir():
+        check_zero_stage(path, engine.zero_optimization_stage())
         load_path, _ = engine.load_checkpoint(
             str(path / "deepspeed"), tag="state", load_optimizer_states=True, load_lr_scheduler_states=True
         )
@@ -251,14 +252,43 @@ def load(engine: DeepSpeedEngine, rank: int, path: str | Path) -> tuple[Path, Le
     else:  # weights only: the weights, the optimizer's fp32 master copy of them, and a fresh optimizer
         load_hf_weights(path, engine.module)
         master = getattr(engine.optimizer, "refresh_fp32_params", None)
-        if master is None:
+        if master is not None:
+            master()
+        elif not isinstance(engine.optimizer, torch.optim.Optimizer):
             raise RuntimeError(f"{path} holds weights only, which this ZeRO stage cannot load")
-        master()
+        # else a bare torch optimizer (ZeRO stage 0 in fp32) steps the module's own parameters: no master copy
         eng.reset_optimizer(engine)
     rng = path / "rng" / f"rank{rank}.pt"
     if rng.exists():
         load_rng(rng)
     return path, read_state(path)
+
+
+def saved_zero_stage(path: str | Path) -> int | None:
+    """The ZeRO stage a checkpoint's DeepSpeed state was written with, read from its file names (stage 3: the
+    module is partitioned too; stages 1-2: the optimizer states are; stage 0: neither), None without one."""
+    state = Path(path) / "deepspeed" / "state"
+    if not state.is_dir():
+        return None
+    names = [f.name for f in state.iterdir()]
+    if any(n.startswith("zero_pp_rank_") and n.endswith("_model_states.pt") for n in names):
+        return 3
+    if any(n.endswith("_optim_states.pt") for n in names):
+        return 2  # 1 and 2 write the same files and load into each other
+    return 0
+
+
+def check_zero_stage(path: str | Path, stage: int) -> None:
+    """Refuse, with what to do, a checkpoint whose optimizer state another ZeRO stage wrote (DeepSpeed would fail
+    deep inside its loader, or load no optimizer state)."""
+    saved = saved_zero_stage(path)
+    if saved is None or (saved >= 1) == (stage >= 1) and (saved == 3) == (stage == 3):
+        return
+    raise RuntimeError(
+        f"{path} holds DeepSpeed state of ZeRO stage {'1-2' if saved == 2 else saved} and this learner runs stage "
+        f"{stage}: resume with learner.zero_stage={saved}, or start a new run from its weights "
+        f"(model.path={path}, learner.resume=never)"
+    )
 
 
 def save_rng(path: Path) -> None:

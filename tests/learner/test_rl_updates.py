@@ -154,3 +154,44 @@ def test_a_fresh_rl_phase_warms_up_over_rl_warmup_steps(learner):
         learner.cfg.rl.warmup_steps = 0
         learner.state.rl_steps += done
         learner.scheduler.begin(learner.cfg.rl.lr)
+
+
+def _weights(learner) -> dict[str, torch.Tensor]:
+    return {n: p.detach().clone() for n, p in learner.named_full_parameters()}
+
+
+def test_zero_stage_0_checkpoints_round_trip_with_and_without_optimizer_state(learner, tmp_path):
+    """The CPU presets run ZeRO stage 0 (one rank): a full and a weights-only checkpoint both load back; the
+    weights-only one has no fp32 master copy to refresh (the optimizer steps the module's own parameters)."""
+    from learner import checkpoint as ckpt
+
+    batch = [_group(7, 700)]
+    full = learner.save_checkpoint(str(tmp_path / "full"))
+    light = learner.save_checkpoint(str(tmp_path / "light"), optimizer=False)
+    assert ckpt.saved_zero_stage(full) == 0 and ckpt.saved_zero_stage(light) is None
+    saved = _weights(learner)
+    learner.rl_step(batch)
+    assert any(not torch.equal(p, saved[n]) for n, p in _weights(learner).items())
+    for folder in (light, full):
+        learner.load_checkpoint(folder)
+        assert all(torch.equal(p, saved[n]) for n, p in _weights(learner).items())
+    learner.rl_step(batch)  # the loaded optimizer steps the loaded weights
+    assert any(not torch.equal(p, saved[n]) for n, p in _weights(learner).items())
+
+
+def test_a_checkpoint_of_another_zero_stage_is_refused_with_what_to_do(tmp_path):
+    from learner import checkpoint as ckpt
+
+    state = tmp_path / "ckpt" / "deepspeed" / "state"
+    state.mkdir(parents=True)
+    (state / "mp_rank_00_model_states.pt").write_bytes(b"")
+    ckpt.check_zero_stage(tmp_path / "ckpt", 0)
+    with pytest.raises(RuntimeError, match="resume with learner.zero_stage=0"):
+        ckpt.check_zero_stage(tmp_path / "ckpt", 2)
+    (state / "zero_pp_rank_0_mp_rank_00_optim_states.pt").write_bytes(b"")
+    assert ckpt.saved_zero_stage(tmp_path / "ckpt") == 2
+    ckpt.check_zero_stage(tmp_path / "ckpt", 1)
+    with pytest.raises(RuntimeError, match="ZeRO stage 1-2 and this learner runs stage 0"):
+        ckpt.check_zero_stage(tmp_path / "ckpt", 0)
+    with pytest.raises(RuntimeError, match="runs stage 3"):
+        ckpt.check_zero_stage(tmp_path / "ckpt", 3)
