@@ -5,11 +5,12 @@
 
 The batch looks like a rollout batch: `--groups` groups of `--group-size` trajectories of `--turns` turns, each turn
 a prompt (observation + history) of `--prompt` tokens or fewer (lengths spread down to `(1 - --spread)` of it, as
-prompts of different pages and turns are) and a `--completion`-token action, random ids (seeded), binary
-rewards with signal in every group. The RL step runs without the KL term (`--kl-beta 0`) so that it does the same
-work as the baselines; with the paper's 0.001 it adds one no-grad reference forward per micro-batch, by design. Every contender takes one untimed warm-up step, then they are timed in turns
-(`--repeats` rounds, medians), in wall time and in CPU seconds of this process: on a shared machine the CPU figure
-is the one that measures our work.
+prompts of different pages and turns are) and a `--completion`-token action, random ids (seeded), binary rewards
+with signal in every group. The RL step runs without the KL term (`--kl-beta 0`) so that it does the same work as
+the baselines; with the paper's 0.001 it adds one no-grad reference forward per micro-batch, by design. Its one
+extra forward, the KL probe after the step, covers `--kl-probe-share` of the micro-batches, as in the CPU presets.
+Every contender takes one untimed warm-up step, then they are timed in turns (`--repeats` rounds, medians), in wall
+time and in CPU seconds of this process: on a shared machine the CPU figure is the one that measures our work.
 Baselines, measured in the same run on the same rows and micro-batches, with torch.optim.AdamW and no DeepSpeed:
   plain-full   the usual loop: HF `labels` loss (full-vocabulary logits on every position), prompts masked with -100;
   plain-same   the learner's own forward (left padding, logits only for the action window), no DeepSpeed:
@@ -219,6 +220,9 @@ def main() -> int:
     ap.add_argument("--completion", type=int, default=32)
     ap.add_argument("--spread", type=float, default=0.5, help="prompt lengths spread: [(1-spread)*P, P]")
     ap.add_argument("--kl-beta", type=float, default=0.0)
+    ap.add_argument(
+        "--kl-probe-share", type=float, default=0.25, help="rl.kl_probe_share (the CPU presets': 0.25)"
+    )
     ap.add_argument("--zero-stage", type=int, default=0, help="0: the CPU presets' stage (one rank)")
     ap.add_argument("--micro-batch-tokens", type=int, default=1600)
     ap.add_argument("--repeats", type=int, default=3)
@@ -236,6 +240,7 @@ def main() -> int:
             f"learner.zero_stage={args.zero_stage}",
             f"learner.micro_batch_tokens={args.micro_batch_tokens}",
             f"rl.kl_beta={args.kl_beta}",
+            f"rl.kl_probe_share={args.kl_probe_share}",
         ],
     )
     from transformers import AutoConfig

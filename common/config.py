@@ -203,6 +203,15 @@ class RLConfig(_Section):
         description="optimizer passes over each rollout batch; from the 2nd pass on the ratio to the policy "
         "that made the batch moves away from 1 and the clip acts",
     )
+    kl_probe_share: float = Field(
+        1.0,
+        gt=0.0,
+        le=1.0,
+        description="share of a batch's micro-batches (evenly spaced over them, at least one) that a no-grad "
+        "forward after the last optimizer step measures KL(old || new) and the entropy on: 1 = the whole batch, "
+        "exact; 0.25 = a quarter of that forward, an estimate. KLs after the earlier steps come free from the "
+        "next pass's forward",
+    )
     tis_cap: float = Field(
         2.0,
         description="truncated importance sampling for turns sampled with older weights (overlap): each token's "

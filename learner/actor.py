@@ -349,8 +349,8 @@ class LearnerActor:
         pi_old, the policy before this call, is the detached logprobs of the first gradient pass (no step has
         happened yet, so they are the numbers a separate no-grad forward would give, one forward fewer). Pass k
         (k = 2..U) runs on the policy after k - 1 steps, so its ratios are off 1 and its clip can act; its detached
-        logprobs give the KL to pi_old after step k - 1, and one no-grad forward after the last step gives the
-        last. Into `stats`: the loss of the batch as it came, per-step KL / entropy / clip share / ratio / gradient
+        logprobs give the KL to pi_old after step k - 1, and a no-grad forward after the last step gives the
+        last, on `rl.kl_probe_share` of the micro-batches. Into `stats`: the loss of the batch as it came, per-step KL / entropy / clip share / ratio / gradient
         norm and their summaries, pi_old's KL to the reference and the engine/learner mismatch."""
         rl, temp = self.cfg.rl, self.cfg.inference.temperature
         with torch.no_grad():
@@ -361,19 +361,25 @@ class LearnerActor:
         for _ in range(1, rl.updates_per_batch):
             passes.append(self._rl_pass(batches, old, ref, kl_on))
             norms.append(self._optimizer_step())
+        probed = probe_indices(len(batches), rl.kl_probe_share)
         with torch.no_grad():
-            final = [self._logprobs_entropy(b, temp) for b in batches]
+            final = [self._logprobs_entropy(batches[k], temp) for k in probed]
         tokens = passes[0].sums["tokens"]
         n = max(tokens, 1.0)
-        now = [p.logprobs for p in passes[1:]] + [[lp for lp, _ in final]]  # pi after step 1..U
         stats.loss, stats.grad_norm, stats.grad_norms = passes[0].loss, norms[-1], norms
         stats.trained_tokens = int(tokens)
         # kl_k3(old, new) = exp(new - old) - (new - old) - 1: KL(pi_old || pi_new) on tokens drawn from pi_old
-        stats.approx_kl_steps = [
-            _masked_sum((kl_k3(o, x) for o, x in zip(old, lps, strict=True)), batches) / n for lps in now
+        stats.approx_kl_steps = [  # after steps 1..U-1: the next pass's forward, on the whole batch
+            _masked_sum((kl_k3(o, x) for o, x in zip(old, p.logprobs, strict=True)), batches) / n
+            for p in passes[1:]
         ]
+        sub = [batches[k] for k in probed]  # after step U: the probe's micro-batches
+        n_sub = max(sum(float(b.mask.sum()) for b in sub), 1.0)
+        kl_last = _masked_sum((kl_k3(old[k], lp) for k, (lp, _) in zip(probed, final, strict=True)), sub)
+        stats.approx_kl_steps.append(kl_last / n_sub)
         stats.approx_kl = stats.approx_kl_steps[-1]
-        final_entropy = _masked_sum((e for _, e in final), batches) / n
+        stats.kl_probe_share = len(probed) / len(batches)
+        final_entropy = _masked_sum((e for _, e in final), sub) / n_sub
         stats.entropy_steps = [p.entropy_sum / n for p in passes] + [final_entropy]
         stats.entropy = stats.entropy_steps[0]
         if rl.updates_per_batch > 1:  # in the first pass ratio = 1 and nothing clips, by construction
@@ -583,6 +589,15 @@ class _Pass:
     sums: dict[str, float] = field(default_factory=dict)  # policy_loss's token sums, added over micro-batches
     logprobs: list[torch.Tensor] = field(default_factory=list)  # [B, K] per micro-batch, detached
     entropy_sum: float = 0.0  # full-vocabulary entropy summed over the trained tokens
+
+
+def probe_indices(n: int, share: float) -> list[int]:
+    """`ceil(share * n)` of the indices 0..n-1 (at least one), evenly spaced: micro-batches come longest first,
+    so the probe spans the batch's row lengths."""
+    if n <= 0:
+        return []
+    k = min(n, max(1, math.ceil(share * n - 1e-9)))
+    return sorted({round(i * (n - 1) / (k - 1)) for i in range(k)} if k > 1 else {n // 2})
 
 
 def _masked_sum(values: Iterable[torch.Tensor], batches: Sequence[Batch]) -> float:

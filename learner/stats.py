@@ -39,6 +39,8 @@ class StepStats:
     # engine/learner mismatch), per trained token: an estimate of KL(pi_old || pi_new), not the exact one.
     approx_kl: float | None = None  # KL(pi_old || pi after the last step)
     approx_kl_steps: list[float] | None = None  # [U] KL(pi_old || pi after optimizer step k)
+    # share of the micro-batches the last step's KL and entropy were measured on (rl.kl_probe_share)
+    kl_probe_share: float | None = None
     grad_norms: list[float] | None = None  # [U] pre-clip gradient norm of each optimizer step
     # mean full-vocabulary entropy (nats) per action token of pi_old, at the sampling T
     entropy: float | None = None

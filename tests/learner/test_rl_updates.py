@@ -195,3 +195,34 @@ def test_a_checkpoint_of_another_zero_stage_is_refused_with_what_to_do(tmp_path)
         ckpt.check_zero_stage(tmp_path / "ckpt", 0)
     with pytest.raises(RuntimeError, match="runs stage 3"):
         ckpt.check_zero_stage(tmp_path / "ckpt", 3)
+
+
+def test_the_kl_probe_on_a_share_of_the_micro_batches_estimates_the_same_kl(learner, tmp_path):
+    """Two groups of identical rows, one micro-batch each: the probe on one of them reads the KL of the whole
+    batch (a wrong token count would halve it), and the KLs of the earlier steps, free from the passes, are
+    unchanged."""
+    start = learner.save_checkpoint(str(tmp_path / "start"))
+    batch = [_group(1, 300), _group(2, 300)]  # 4 rows of one 30-token prompt, 2-token actions
+    budget = learner.cfg.learner.micro_batch_tokens
+    try:
+        learner.cfg.learner.micro_batch_tokens = 35  # the prompt once + 2 actions: 2 rows per micro-batch
+        got = {}
+        for share in (1.0, 0.5):
+            learner.load_checkpoint(start)
+            learner.cfg.rl.kl_probe_share = share
+            got[share] = learner.rl_step(batch)
+    finally:
+        learner.cfg.rl.kl_probe_share, learner.cfg.learner.micro_batch_tokens = 1.0, budget
+    full, half = got[1.0], got[0.5]
+    assert full.micro_batches == 2 and full.kl_probe_share == 1.0 and half.kl_probe_share == 0.5
+    assert half.approx_kl_steps[0] == pytest.approx(full.approx_kl_steps[0], rel=1e-6)
+    assert half.approx_kl == pytest.approx(full.approx_kl, rel=1e-4) and full.approx_kl > 0
+    assert half.entropy_steps[-1] == pytest.approx(full.entropy_steps[-1], rel=1e-4)
+
+
+def test_probe_indices_are_evenly_spaced_and_never_empty():
+    from learner.actor import probe_indices
+
+    assert probe_indices(0, 0.5) == [] and probe_indices(1, 0.01) == [0]
+    assert probe_indices(12, 0.25) == [0, 6, 11] and probe_indices(4, 1.0) == [0, 1, 2, 3]
+    assert probe_indices(7, 0.1) == [3]
