@@ -108,7 +108,8 @@ def arm(config: str, name: str, ckpt: Path, bc_run: Path, iterations: int, overl
             f"model.path={ckpt}",
             f"rl.iterations={iterations}",
             # the bench's own iteration size, so it does not follow the preset's (8 mixed groups since 2026-12-03;
-            # even at 4 the two arms of 4 iterations took about 20 minutes here, bench/README.md)
+            # even at 4 one arm of 4 iterations took about 10 minutes here: make bench runs 3 per arm and gives
+            # this bench 45 minutes, bench/run_all.py)
             f"rl.tasks_per_iteration={GROUPS}",
             f"rl.max_groups_per_iteration={3 * GROUPS}",
             f"scheduling.overlap_with_learner={str(overlap).lower()}",

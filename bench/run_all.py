@@ -26,6 +26,8 @@ sys.path.insert(0, str(HERE))
 from report import RESULTS, machine  # noqa: E402
 
 # (name, script, arguments, quick arguments): in the order they run, lighter first.
+# Benches that run the driver several times get their own time limit (seconds), above --timeout's default.
+LONG = {"overlap": 2700.0, "rl_throughput": 3600.0}
 BENCHES = [
     ("sites", "bench_sites.py", [], ["--reps", "10"]),
     ("browser", "bench_browser.py", [], ["--steps", "12", "--baseline-steps", "2"]),
@@ -37,7 +39,7 @@ BENCHES = [
     ("learner", "bench_learner.py", [], ["--repeats", "1"]),
     ("inference", "bench_inference.py", [], ["--episodes", "4", "--turns", "2"]),
     # overlap makes the short BC run whose policy rollouts then uses (each still runs alone without the other)
-    ("overlap", "bench_overlap.py", [], ["--iterations", "3"]),
+    ("overlap", "bench_overlap.py", ["--iterations", "3"], ["--iterations", "3"]),
     # the RL loop against commit 04625e0, from the same short BC run
     ("rl_throughput", "bench_rl_throughput.py", [], ["--iterations", "2", "--repeats", "1"]),
     ("rollouts", "bench_rollouts.py", [], ["--tasks", "4"]),
@@ -89,7 +91,12 @@ def main() -> int:
     ap.add_argument("--only", default="", help="comma-separated bench names")
     ap.add_argument("--skip", default="", help="comma-separated bench names")
     ap.add_argument("--quick", action="store_true", help="smaller sizes (a smoke run)")
-    ap.add_argument("--timeout", type=float, default=1200, help="seconds per bench")
+    ap.add_argument(
+        "--timeout",
+        type=float,
+        default=1200,
+        help="seconds per bench (overlap, rl_throughput: the larger of this and their own)",
+    )
     ap.add_argument("--reuse", action="store_true", help="left-out benches: figures from their last JSON")
     args = ap.parse_args()
     only, skip = set(filter(None, args.only.split(","))), set(filter(None, args.skip.split(",")))
@@ -100,7 +107,8 @@ def main() -> int:
     results = []
     for name, script, full, quick in BENCHES:
         if (not only or name in only) and name not in skip:
-            results.append(run(name, script, quick if args.quick else full, args.timeout))
+            limit = max(args.timeout, LONG.get(name, 0.0))
+            results.append(run(name, script, quick if args.quick else full, limit))
         elif args.reuse and (RESULTS / f"{name}.json").exists():
             doc = json.loads((RESULTS / f"{name}.json").read_text())
             results.append(
