@@ -232,6 +232,10 @@ def build_engine(model: torch.nn.Module, cfg: TrainConfig, world_size: int) -> t
     engine, _, _, sched = deepspeed.initialize(
         model=model, model_parameters=params, config=ds_config(cfg, world_size), lr_scheduler=scheduler
     )
+    if world_size == 1 and cfg.learner.zero_stage == 0:
+        # Stage 0 averages the gradients over the ranks at each accumulation boundary by copying them all into
+        # flat buffers, an all-reduce and copying back; on one rank that average is the gradient itself.
+        engine.enable_backward_allreduce = False
     return engine, sched
 
 
