@@ -13,13 +13,14 @@ bench/engine_probe (prompt tokens, prompt tokens served from the prefix cache, g
 iterations by its log.jsonl.
 
 Figures, over the steady state (the iterations after the first, which pays the first pages and engine steps):
-episodes and turns per minute of the RL loop's wall time, engine prefill (prompt tokens not served from the
-prefix cache) and decode tokens per second of engine-busy time (the union of its requests' intervals: prefill and
-decode share it), learner tokens per second, seconds of an iteration split into rollouts / learner / push / idle
-(the rest: logging, saving rollouts, healing); over all iterations: prompt and prefill tokens per episode and the
-prefix-cache hit rate (cached / prompt tokens). Ceilings, measured here after both arms on rows of the arm's mean
-prompt: a bare HF forward of the checkpoint in bf16 (prefill) and the bare forward + backward + AdamW step of
-bench/bench_learner_options.py with bf16 autocast (learner), both with this process's torch threads.
+episodes and turns per minute of the RL loop's wall time, groups with mixed outcomes (non-zero advantages) the
+learner got per minute, engine prefill (prompt tokens not served from the prefix cache) and decode tokens per second
+of engine-busy time (the union of its requests' intervals: prefill and decode share it), learner tokens per second,
+seconds of an iteration split into rollouts / learner / push / idle (the rest: logging, saving rollouts, healing);
+over all iterations: prompt and prefill tokens per episode and the prefix-cache hit rate (cached / prompt tokens).
+Ceilings, measured here after both arms on rows of the arm's mean prompt: a bare HF forward of the checkpoint in
+bf16 (prefill) and the bare forward + backward + AdamW step of bench/bench_learner_options.py with bf16 autocast
+(learner), both with this process's torch threads.
 Target (issue 23): episodes per minute >= 2x 04625e0's. Writes bench/results/rl_throughput.json.
 """
 
@@ -101,6 +102,9 @@ def figures(rows: list[dict[str, Any]], reqs: list[dict[str, Any]]) -> dict[str,
         for part, key in (("rollouts", "rollout"), ("learner", "learner"), ("push", "push"))
     }
     split["idle"] = wall / k - sum(split.values())
+    # groups the learner got with outcomes that differ (a non-zero advantage): the signal the minutes bought
+    adv = [r["learner"].get("advantages") or {} for r in steady]
+    mixed = sum(a.get("groups", 0) - a.get("zero_variance_groups", 0) for a in adv)
     learner_tokens = sum(r["learner"]["tokens"] for r in steady)
     learner_seconds = sum(r["learner"]["seconds"] for r in steady)
     rl = [q for q in reqs if q["prompt"] > 1 and q["end"] <= rows[-1]["time"]]  # not the 1-token warm-up
@@ -114,6 +118,7 @@ def figures(rows: list[dict[str, Any]], reqs: list[dict[str, Any]]) -> dict[str,
         "episodes_per_min": 60 * episodes / wall,
         "turns_per_min": 60 * turns / wall,
         "episodes_per_rollout_min": 60 * episodes / (k * split["rollouts"]),
+        "mixed_groups_per_min": 60 * mixed / wall,
         "seconds_per_iteration": wall / k,
         "split_s": split,
         "learner_tokens_per_s": learner_tokens / learner_seconds if learner_seconds else None,
@@ -194,6 +199,7 @@ ROWS = [  # (figure, key, unit, format)
     ("RL episodes per minute (loop wall)", "episodes_per_min", "/min", ".1f"),
     ("turns per minute (loop wall)", "turns_per_min", "/min", ".1f"),
     ("episodes per minute of rollout time", "episodes_per_rollout_min", "/min", ".1f"),
+    ("groups with mixed outcomes trained per minute (loop wall)", "mixed_groups_per_min", "/min", ".2f"),
     ("prompt tokens per episode (sent)", "prompt_tokens_per_episode", "", ".0f"),
     ("prefill tokens per episode (not cached)", "prefill_tokens_per_episode", "", ".0f"),
     ("prefix-cache hit rate (cached / prompt tokens)", "prefix_cache_hit_rate", "", ".3f"),
@@ -252,6 +258,14 @@ def headline(new: dict[str, Any], old: dict[str, Any], ceil: dict[str, Any]) -> 
             f"{old['episodes_per_min']:.1f}/min",
             new["episodes_per_min"] / old["episodes_per_min"],
             ">= 2",
+        ),
+        Figure(
+            f"groups with mixed outcomes trained per minute (the signal), this tree / {OLD}",
+            f"{new['mixed_groups_per_min']:.2f}/min",
+            f"{old['mixed_groups_per_min']:.2f}/min",
+            new["mixed_groups_per_min"] / old["mixed_groups_per_min"]
+            if old["mixed_groups_per_min"]
+            else None,
         ),
         Figure(
             f"prefill tokens per RL episode, this tree / {OLD} (prefix-cache hit rate "
