@@ -309,7 +309,11 @@ class RLConfig(_Section):
 
 
 class LearnerConfig(_Section):
-    zero_stage: Literal[0, 1, 2, 3] = Field(2, description="DeepSpeed ZeRO stage")
+    zero_stage: Literal[0, 1, 2, 3] = Field(
+        2,
+        description="DeepSpeed ZeRO stage; on one rank 0 is the fast one (nothing to partition, and the gradient "
+        "all-reduce is skipped): the CPU presets use it",
+    )
     micro_batch_tokens: int = Field(4096, description="token budget of one micro-batch")
     share_prompts: bool = Field(
         True,
