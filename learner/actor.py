@@ -350,8 +350,9 @@ class LearnerActor:
         happened yet, so they are the numbers a separate no-grad forward would give, one forward fewer). Pass k
         (k = 2..U) runs on the policy after k - 1 steps, so its ratios are off 1 and its clip can act; its detached
         logprobs give the KL to pi_old after step k - 1, and a no-grad forward after the last step gives the
-        last, on `rl.kl_probe_share` of the micro-batches. Into `stats`: the loss of the batch as it came, per-step KL / entropy / clip share / ratio / gradient
-        norm and their summaries, pi_old's KL to the reference and the engine/learner mismatch."""
+        last, on `rl.kl_probe_share` of the micro-batches. Into `stats`: the loss of the batch as it came, per-step
+        KL / entropy / clip share / ratio / gradient norm and their summaries, pi_old's KL to the reference and the
+        engine/learner mismatch."""
         rl, temp = self.cfg.rl, self.cfg.inference.temperature
         with torch.no_grad():
             ref = [self._logprobs(self.ref, b, temp) for b in batches] if kl_on else [None] * len(batches)
