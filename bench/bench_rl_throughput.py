@@ -102,9 +102,10 @@ def figures(rows: list[dict[str, Any]], reqs: list[dict[str, Any]]) -> dict[str,
         for part, key in (("rollouts", "rollout"), ("learner", "learner"), ("push", "push"))
     }
     split["idle"] = wall / k - sum(split.values())
-    # groups the learner got with outcomes that differ (a non-zero advantage): the signal the minutes bought
+    # groups the learner got with outcomes that differ (AdvantageStats.signal_groups, from the logged fields, which
+    # 04625e0 logs too): the signal the minutes bought
     adv = [r["learner"].get("advantages") or {} for r in steady]
-    mixed = sum(a.get("groups", 0) - a.get("zero_variance_groups", 0) for a in adv)
+    mixed = sum(a.get("groups", 0) - a.get("zero_variance_groups", 0) - a.get("empty_groups", 0) for a in adv)
     learner_tokens = sum(r["learner"]["tokens"] for r in steady)
     learner_seconds = sum(r["learner"]["seconds"] for r in steady)
     rl = [q for q in reqs if q["prompt"] > 1 and q["end"] <= rows[-1]["time"]]  # not the 1-token warm-up

@@ -69,6 +69,11 @@ class AdvantageStats:
     anchors: dict[str, int] = field(default_factory=dict)
 
     @property
+    def signal_groups(self) -> int:
+        """Groups whose scorable rewards differ: the ones that give non-zero advantages."""
+        return self.groups - self.zero_variance_groups - self.empty_groups
+
+    @property
     def zero_variance_share(self) -> float:
         return self.zero_variance_groups / self.groups if self.groups else 0.0
 
@@ -159,7 +164,7 @@ def step_advantages(
     counts = {
         "anchor_groups": st.groups,
         "shared_anchor_groups": st.groups - st.singleton_groups - st.empty_groups,
-        "step_signal_groups": st.groups - st.zero_variance_groups - st.empty_groups,
+        "step_signal_groups": st.signal_groups,
     }
     return out, counts
 
