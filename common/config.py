@@ -195,6 +195,14 @@ class RLConfig(_Section):
         description="linear LR warm-up of RL over this many optimizer steps (updates_per_batch per RL step), "
         "then constant",
     )
+    adam_start: Literal["fresh", "bc_second_moment"] = Field(
+        "fresh",
+        description="the optimizer RL starts with: fresh = a new Adam (its first steps move every parameter by about "
+        "the LR, the sign of a small batch's gradient); bc_second_moment = behaviour cloning's Adam with its first "
+        "moment zeroed and its second moment and step count kept, so a parameter moves by its RL gradient over "
+        "the size of its BC gradients (the BC checkpoint then holds the optimizer state, for a resume); needs a BC "
+        "phase in this run's history",
+    )
     clip_eps: float = Field(0.2, description="PPO-style ratio clip")
     kl_beta: float = Field(0.001, description="KL penalty to the reference policy (paper's code: 0.001)")
     updates_per_batch: int = Field(

@@ -282,8 +282,9 @@ class LearnerActor:
     def begin_rl(self, reference: str | None = None) -> dict[str, Any]:
         """Start (or resume) the RL phase. The KL reference is the policy at the start of RL: the folder
         `reference` (the BC result's checkpoint; kept in the state so a resumed run uses the same one), else the
-        current weights. A fresh RL phase (no RL step done yet) also starts with a fresh optimizer: Adam's moments
-        from BC would push RL's first steps along BC's gradients."""
+        current weights. A fresh RL phase (no RL step done yet) also restarts the optimizer (`rl.adam_start`): BC's
+        first moment is always dropped (it would push RL's first steps along BC's gradients); its second moment is
+        kept with `bc_second_moment`."""
         rl = self.cfg.rl
         reference = reference or self.state.rl_reference or None
         if rl.kl_beta > 0:
@@ -292,11 +293,23 @@ class LearnerActor:
                 eng.copy_weights(self.engine.module, self.ref, self.cfg.learner.zero_stage)
         self.state.rl_reference = reference
         fresh = self.state.rl_steps == 0
+        kept = False
         if fresh:
-            eng.reset_optimizer(self.engine)
+            keep = rl.adam_start == "bc_second_moment"
+            kept = eng.reset_optimizer(self.engine, keep_second_moment=keep)
+            if keep and not kept:
+                raise ValueError(
+                    "rl.adam_start=bc_second_moment keeps behaviour cloning's Adam state, but this learner has "
+                    "none (no BC step in this process and no optimizer state in the checkpoint it resumed from: "
+                    "a weights-only BC checkpoint, or a run without a BC phase); set rl.adam_start=fresh"
+                )
             self.scheduler.begin(rl.lr, rl.warmup_steps)
         self._rl_begun = True
-        return {"reference": reference or "current weights", "fresh_optimizer": fresh}
+        return {
+            "reference": reference or "current weights",
+            "fresh_optimizer": fresh,
+            "bc_second_moment": kept,
+        }
 
     def rl_step(self, groups: Sequence[TrajectoryGroup]) -> StepStats:
         """M-GRPO on finished groups: `rl.updates_per_batch` optimizer steps over the batch (`_rl_updates`).

@@ -54,8 +54,10 @@ async def run_bc(parts: RunParts) -> str:
         }
     )
     await parts.sync.push()
-    # weights only: RL, and a run resumed from here, start with a fresh optimizer
-    return await learner.save_checkpoint(tag="bc", optimizer=False)
+    # weights only when RL starts with a fresh optimizer; with rl.adam_start=bc_second_moment a run resumed from
+    # here needs BC's Adam state
+    keep = cfg.rl.adam_start == "bc_second_moment"
+    return await learner.save_checkpoint(tag="bc", optimizer=keep)
 
 
 async def demonstrations(parts: RunParts) -> tuple[list[Trajectory], dict[str, Any]]:

@@ -198,10 +198,21 @@ def inner_optimizer(opt: Any) -> torch.optim.Optimizer:
     return opt
 
 
-def reset_optimizer(engine: DeepSpeedEngine) -> None:
-    """Forget the optimizer's moments and step counts (a fresh Adam for a new phase); weights are untouched."""
+def reset_optimizer(engine: DeepSpeedEngine, keep_second_moment: bool = False) -> bool:
+    """Start a new phase's Adam; weights are untouched. By default forget the moments and step counts (a fresh
+    Adam). `keep_second_moment`: zero the first moment (no push along the last phase's gradients) but keep the
+    second moment and the step count, so the new phase's updates are the gradient scaled by the last phase's
+    per-parameter gradient size (not a fresh Adam's sign of the gradient, which moves every parameter by the LR
+    however small and noisy its gradient); with the step count kept the zeroed first moment builds up over the
+    first steps (0.1, 0.19, 0.27, ... of a constant gradient), a warm-up of its own. Returns False when there was
+    no state to keep."""
     opt = inner_optimizer(engine.optimizer)
-    opt.state.clear()
+    if not keep_second_moment or not opt.state:
+        opt.state.clear()
+        return False
+    for state in opt.state.values():
+        state["exp_avg"].zero_()
+    return True
 
 
 @torch.no_grad()

@@ -168,6 +168,7 @@ class RLPhase:
         print(
             f"[train] RL on {sampler.size} train tasks ({sampler.excluded} demonstration tasks left out); "
             f"reference: {begun['reference']}"
+            + ("; Adam keeps BC's second moment" if begun.get("bc_second_moment") else "")
             + ("; dynamic sampling" if self.cfg.rl.dynamic_sampling else "")
             + ("; expert guidance" if self.expert is not None else "")
             + (

@@ -226,3 +226,38 @@ def test_probe_indices_are_evenly_spaced_and_never_empty():
     assert probe_indices(0, 0.5) == [] and probe_indices(1, 0.01) == [0]
     assert probe_indices(12, 0.25) == [0, 6, 11] and probe_indices(4, 1.0) == [0, 1, 2, 3]
     assert probe_indices(7, 0.1) == [3]
+
+
+def test_rl_can_start_from_bc_adams_second_moment_and_refuses_when_there_is_none(learner):
+    """rl.adam_start=bc_second_moment: a fresh RL phase drops the first moment (no push along the last phase's
+    gradients) and keeps the second moment and step count; fresh forgets both; keeping what is not there is an
+    error that says what to set, not a silent fresh Adam."""
+    from learner.engine import inner_optimizer
+
+    learner.rl_step([_group(8, 1000)])  # the optimizer holds state: moments and step counts
+    opt = inner_optimizer(learner.engine.optimizer)
+    before = {id(p): (s["exp_avg_sq"].clone(), float(s["step"])) for p, s in opt.state.items()}
+    assert before and any(float(s["exp_avg"].abs().max()) > 0 for s in opt.state.values())
+    done, learner.state.rl_steps = learner.state.rl_steps, 0  # a fresh RL phase
+    try:
+        learner.cfg.rl.adam_start = "bc_second_moment"
+        assert learner.begin_rl()["bc_second_moment"] is True
+        for p, s in opt.state.items():
+            v, step = before[id(p)]
+            assert (
+                float(s["exp_avg"].abs().max()) == 0
+                and torch.equal(s["exp_avg_sq"], v)
+                and float(s["step"]) == step
+            )
+        learner.rl_step([_group(9, 1100)])  # the kept state steps: the step count goes on from BC's
+        assert all(float(s["step"]) > before[id(p)][1] for p, s in opt.state.items())
+        learner.state.rl_steps = 0
+        learner.cfg.rl.adam_start = "fresh"
+        assert learner.begin_rl()["bc_second_moment"] is False and not opt.state
+        learner.cfg.rl.adam_start = "bc_second_moment"
+        with pytest.raises(ValueError, match="set rl.adam_start=fresh"):
+            learner.begin_rl()
+    finally:
+        learner.cfg.rl.adam_start = "fresh"
+        learner.state.rl_steps += done
+        learner.scheduler.begin(learner.cfg.rl.lr)
