@@ -5,8 +5,11 @@ real faults are injected at seeded random times; then the run folder is checked 
 
 1. The storefront runs as its own process (`python -m sites serve`), so it can be paused, and a Ray head is started
    (`ray start --head`, token authentication, dashboard on 127.0.0.1) with a `browser` resource for four browsers.
-2. The driver (`python -m learner.train --config configs/cpu_demo.yaml`, phases [bc, rl]: a short BC, then
-   `--iterations` RL iterations checkpointed every 2) runs as a child process joined to that cluster.
+2. The driver (`python -m learner.train --config configs/cpu_demo.yaml`, phases [bc, rl]: a short BC of 48
+   demonstrations, so the policy scores on some tasks, then `--iterations` RL iterations checkpointed every 2) runs
+   as a child process joined to that cluster. RL runs with what the RL-signal work added, so it is all under the
+   faults: dynamic sampling (2 groups with mixed outcomes per iteration, at most 6 draws), an expert member in
+   all-failed groups, two optimizer passes per batch.
 3. Once RL has begun, one of each fault below is injected, in a seeded order, spread over `--minutes`:
    - `chromium`: SIGKILL of a Chromium process under a BrowserActor (twice);
    - `browser_actor`: SIGKILL of a BrowserActor process;
@@ -17,7 +20,9 @@ real faults are injected at seeded random times; then the run folder is checked 
      (it resumes from the checkpoint).
 4. Every actor's resident memory (its process and its children: a BrowserActor's Chromium) is sampled each minute.
 5. Checks: every RL iteration logged once; every trajectory of the rollouts log recorded once; each iteration's
-   groups all recorded, trained or failed with a reason; groups lost = 0; the driver finished. Prints a summary and
+   groups all recorded, trained or failed with a reason; groups lost = 0; the driver finished; and the run did what
+   it is there to test: the policy solved some training episodes, groups were trained in optimizer steps, and
+   expert members were played (the summary also counts groups drawn, kept and dropped). Prints a summary and
    writes `soak.json` in the run folder; the exit status is 0 only if every check holds.
 
 `ray stop --force` at the start and the end stops every Ray on the machine: run it alone.
@@ -133,11 +138,15 @@ class Soak:
         a = self.args
         overrides = [
             "phases=[bc, rl]",
-            "bc.max_demos=32",
+            "bc.max_demos=48",
             "bc.probe_per_template=0",
             "bc.epochs=1",
             "bc.held_out=2",
             f"rl.iterations={a.iterations}",
+            "rl.dynamic_sampling=true",
+            "rl.max_groups_per_iteration=6",
+            "rl.expert_guidance=true",
+            "rl.updates_per_batch=2",
             "learner.checkpoint_every=2",
             "environment.start_sites=false",
             f"environment.urls={json.dumps(urls)}",
@@ -351,6 +360,14 @@ class Soak:
         if unexplained:
             problems.append(f"groups with a wrong number of trajectories: {unexplained[:5]}")
         retried = sum(1 for ts in trajs.values() if ts[0].meta.get("attempts", 1) > 1)
+        work = _rl_work(rl, trajs)
+        for what, n in (
+            ("policy episodes solved", work["policy_solved"]),
+            ("optimizer steps", work["optimizer_steps"]),
+            ("expert members", work["expert_members"]),
+        ):
+            if n == 0:
+                problems.append(f"no {what}: the soak did not exercise RL's updates")
         if rc != 0:
             problems.append(f"the driver exited with {rc}")
         skipped = [f for f in self.injected if f.get("skipped")]
@@ -382,6 +399,7 @@ class Soak:
             "groups_failed": len(failed),
             "groups_retried": retried,
             "groups_lost": lost,
+            "rl_work": work,
             "trajectories_repeated": repeated,
             "memory": memory,
             "problems": problems,
@@ -397,11 +415,30 @@ class Soak:
         return 0 if not problems else 1
 
 
+def _rl_work(rl: list[dict[str, Any]], trajs: dict[Any, list[Any]]) -> dict[str, int]:
+    """What RL did over the logged iterations: groups drawn / kept / dropped by dynamic sampling, expert members
+    played and solved, optimizer steps taken, and the policy's own training episodes and successes."""
+    sampling = [r.get("sampling", {}) for r in rl]
+    learner = [r.get("learner", {}) for r in rl]
+    policy = [t for ts in trajs.values() for t in ts if t.source != "expert" and t.reward is not None]
+    return {
+        "groups_drawn": sum(s.get("drawn", 0) for s in sampling),
+        "groups_kept": sum(s.get("kept", 0) for s in sampling),
+        "groups_dropped": sum(s.get("dropped", 0) for s in sampling),
+        "expert_members": sum(s.get("expert_members", 0) for s in sampling),
+        "expert_solved": sum(s.get("expert_solved", 0) for s in sampling),
+        # one entry per optimizer step of the call; a call without one (no signal) has none
+        "optimizer_steps": sum(len(x.get("approx_kl_steps") or []) for x in learner if not x.get("skipped")),
+        "policy_episodes": len(policy),
+        "policy_solved": sum(1 for t in policy if t.reward >= 1),
+    }
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--minutes", type=float, default=30.0, help="least soak length; faults spread over it")
     ap.add_argument(
-        "--iterations", type=int, default=24, help="RL iterations of the run (24: about 39 min here)"
+        "--iterations", type=int, default=16, help="RL iterations of the run (16: about 40 min here)"
     )
     ap.add_argument("--seed", type=int, default=0, help="seeds the faults' order, times and targets")
     ap.add_argument("--out", default=str(ROOT / "runs" / "soak"), help="the run folder")
