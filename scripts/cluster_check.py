@@ -51,7 +51,8 @@ def main() -> int:
     ap.add_argument("--keep", action="store_true", help="leave the cluster running")
     args = ap.parse_args()
     # Ray 2.60 starts a head with token authentication; every process of the check uses the same mode and the
-    # token the head writes to ~/.ray/auth_token (deploy/README.md says the same for real clusters).
+    # token in ~/.ray/auth_token, made below on a machine that has none (deploy/README.md says the same for real
+    # clusters).
     env = {
         **os.environ,
         "PATH": f"{BIN}:{os.environ.get('PATH', '')}",
@@ -77,6 +78,8 @@ def main() -> int:
         .stdout.strip()
         .splitlines()[-1]
     )
+    # a head with token authentication needs a token: made once per machine (~/.ray/auth_token), kept if there
+    subprocess.run([ray, "get-auth-token", "--generate"], env=env, check=True, capture_output=True)
     try:
         sh(
             ray,

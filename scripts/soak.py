@@ -113,8 +113,10 @@ class Soak:
     def start_ray(self) -> None:
         ray = str(BIN / "ray")
         subprocess.run([ray, "stop", "--force"], env=self.env, capture_output=True)
+        # a head with token authentication needs a token: made once per machine (~/.ray/auth_token), kept if there
+        subprocess.run([ray, "get-auth-token", "--generate"], env=self.env, check=True, capture_output=True)
         self.gcs = free_port()
-        subprocess.run(
+        started = subprocess.run(
             [
                 ray,
                 "start",
@@ -128,9 +130,12 @@ class Soak:
                 "--disable-usage-stats",
             ],
             env=self.env,
-            check=True,
             capture_output=True,
+            text=True,
         )
+        if started.returncode != 0:
+            tail = (started.stderr or started.stdout).strip().splitlines()[-3:]
+            raise RuntimeError(f"ray start --head failed ({started.returncode}): " + " | ".join(tail))
         self.env["RAY_ADDRESS"] = f"127.0.0.1:{self.gcs}"
         say(f"ray head up (gcs {self.gcs}, dashboard 127.0.0.1:{self.dash})")
 
