@@ -5,8 +5,8 @@ real faults are injected at seeded random times; then the run folder is checked 
 
 1. The storefront runs as its own process (`python -m sites serve`), so it can be paused, and a Ray head is started
    (`ray start --head`, token authentication, dashboard on 127.0.0.1) with a `browser` resource for four browsers.
-2. The driver (`python -m learner.train --config configs/cpu_demo.yaml`, phases [bc, rl]: a short BC of 48
-   demonstrations, so the policy scores on some tasks, then `--iterations` RL iterations checkpointed every 2) runs
+2. The driver (`python -m learner.train --config configs/cpu_demo.yaml`, phases [bc, rl]: BC on the preset's
+   80 expert plays, one epoch (with fewer, 21 demonstrations of 48 plays, the policy solved nothing), then `--iterations` RL iterations checkpointed every 2) runs
    as a child process joined to that cluster. RL runs with what the RL-signal work added, so it is all under the
    faults: dynamic sampling (2 groups with mixed outcomes per iteration, at most 6 draws), an expert member in
    all-failed groups, two optimizer passes per batch.
@@ -143,7 +143,6 @@ class Soak:
         a = self.args
         overrides = [
             "phases=[bc, rl]",
-            "bc.max_demos=48",
             "bc.probe_per_template=0",
             "bc.epochs=1",
             "bc.held_out=2",
@@ -443,7 +442,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--minutes", type=float, default=30.0, help="least soak length; faults spread over it")
     ap.add_argument(
-        "--iterations", type=int, default=16, help="RL iterations of the run (16: about 40 min here)"
+        "--iterations", type=int, default=10, help="RL iterations of the run (10: about 35 min here)"
     )
     ap.add_argument("--seed", type=int, default=0, help="seeds the faults' order, times and targets")
     ap.add_argument("--out", default=str(ROOT / "runs" / "soak"), help="the run folder")
