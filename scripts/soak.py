@@ -1,15 +1,15 @@
 """The soak (`make soak`, not in `make test`): the CPU preset trains for 30+ minutes on a local Ray cluster while
 real faults are injected at seeded random times; then the run folder is checked for lost or repeated work.
 
-    .venv/bin/python scripts/soak.py [--minutes 30] [--seed 0] [--out runs/soak] [--iterations 24]
+    .venv/bin/python scripts/soak.py [--minutes 30] [--seed 0] [--out runs/soak] [--iterations 10]
 
 1. The storefront runs as its own process (`python -m sites serve`), so it can be paused, and a Ray head is started
    (`ray start --head`, token authentication, dashboard on 127.0.0.1) with a `browser` resource for four browsers.
 2. The driver (`python -m learner.train --config configs/cpu_demo.yaml`, phases [bc, rl]: BC on the preset's
-   80 expert plays, one epoch (with fewer, 21 demonstrations of 48 plays, the policy solved nothing), then `--iterations` RL iterations checkpointed every 2) runs
-   as a child process joined to that cluster. RL runs with what the RL-signal work added, so it is all under the
-   faults: dynamic sampling (2 groups with mixed outcomes per iteration, at most 6 draws), an expert member in
-   all-failed groups, two optimizer passes per batch.
+   80 expert plays, one epoch (after 48 plays, 21 demonstrations, it solved none of its first 2 iterations), then
+   `--iterations` RL iterations checkpointed every 2) runs as a child process joined to that cluster. RL runs with
+   what the RL-signal work added, so all of it is under the faults: dynamic sampling (2 groups with mixed outcomes
+   per iteration, at most 6 draws), an expert member in all-failed groups, two optimizer passes per batch.
 3. Once RL has begun, one of each fault below is injected, in a seeded order, spread over `--minutes`:
    - `chromium`: SIGKILL of a Chromium process under a BrowserActor (twice);
    - `browser_actor`: SIGKILL of a BrowserActor process;
