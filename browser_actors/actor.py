@@ -302,6 +302,7 @@ class BrowserActor:
             max_chars=self.cfg.page_max_chars,
             error=error,
             links=self.cfg.html_links,
+            ids=self.cfg.html_ids,
         )
         obs.infra_error = infra
         if self.shown:

@@ -2,7 +2,10 @@
 //  - stamps `data-wa-id="<n>"` on every element the agent may act on or read (interactive elements and
 //    elements holding text), so each id in an observation resolves to the element itself;
 //  - ids live in a WeakMap on the top window, so they are stable for the life of the document;
-//  - builds the simplified HTML (WebRL / WebAgent-R1 style) when opts.html is true.
+//  - builds the simplified HTML (WebRL / WebAgent-R1 style) when opts.html is true; with opts.idsAfter an
+//    element's id follows its content (`<button> Submit [5]</button>`) instead of sitting in its opening tag
+//    (inputs, images and selects keep it in the tag; a text area's follows its value with no space), and page
+//    text writes '[' as &#91; so every [n] is an id.
 // Called as page.evaluate(SOURCE, opts); returns {html, title, headings, count}.
 (opts) => {
   const ATTR = 'data-wa-id';
@@ -39,6 +42,9 @@
     return s.slice(0, end) + '…';
   };
   const esc = (s) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
+  // Text between tags: with ids after the content, a '[' of the page must not read as an id marker.
+  const escText = opts.idsAfter ? (s) => esc(s).replace(/\[/g, '&#91;') : esc;
+  const idMark = (id) => (opts.idsAfter ? ' [' + id + ']' : '');
 
   // Forged ids (page markup that already carries our attribute) would make a locator ambiguous.
   const dropForged = (doc) => {
@@ -114,7 +120,7 @@
     for (const o of opts.slice(0, 60)) {
       out.push(' <option' + (o.selected ? ' selected' : '') +
         (o.value && o.value !== clean(o.text) ? ' value="' + esc(cut(o.value, 40)) + '"' : '') + '>' +
-        esc(cut(clean(o.text), 80)) + '</option>');
+        escText(cut(clean(o.text), 80)) + '</option>');
     }
     if (opts.length > 60) out.push(' (' + (opts.length - 60) + ' more options)');
     out.push(' </select>\n');
@@ -122,7 +128,7 @@
 
   const walkChildren = (el, doc, pointer) => {
     for (const n of kids(el)) {
-      if (n.nodeType === 3) { const t = clean(n.data); if (t) out.push(' ' + esc(cut(t, MAX_TEXT))); }
+      if (n.nodeType === 3) { const t = clean(n.data); if (t) out.push(' ' + escText(cut(t, MAX_TEXT))); }
       else if (n.nodeType === 1) visit(n, doc, pointer);
     }
   };
@@ -169,13 +175,21 @@
     if (/^H[1-3]$/.test(tag) && headings.length < 8) headings.push(cut(clean(el.innerText || ''), 80));
     if (tag === 'SELECT') { emitSelect(el, id, doc); return; }
     const name = tag.toLowerCase();
-    const open = (block ? '\n<' : ' <') + name + ' id="' + id + '"' + attrs(el, doc);
-    if (tag === 'INPUT' || tag === 'IMG') { out.push(open + '>' + (block ? '\n' : '')); return; }
-    if (tag === 'TEXTAREA') { out.push(open + '>' + esc(cut(el.value, MAX_TEXT)) + '</textarea>'); return; }
-    out.push(open + '>');
+    const start = (block ? '\n<' : ' <') + name;
+    if (tag === 'INPUT' || tag === 'IMG') {
+      out.push(start + ' id="' + id + '"' + attrs(el, doc) + '>' + (block ? '\n' : ''));
+      return;
+    }
+    const open = start + (opts.idsAfter ? '' : ' id="' + id + '"') + attrs(el, doc) + '>';
+    if (tag === 'TEXTAREA') {
+      // no space before the id: the value's own spaces are kept as they are (the copy tasks compare them)
+      out.push(open + escText(cut(el.value, MAX_TEXT)) + (opts.idsAfter ? '[' + id + ']' : '') + '</textarea>');
+      return;
+    }
+    out.push(open);
     if (tag === 'IFRAME' || tag === 'FRAME') visitFrame(el);
     else walkChildren(el, doc, pointer || parentPointer);
-    out.push(' </' + name + '>' + (block ? '\n' : ''));
+    out.push((opts.idsAfter ? idMark(id) : ' ') + '</' + name + '>' + (block ? '\n' : ''));
   };
 
   const visitFrame = (el) => {

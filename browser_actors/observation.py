@@ -14,7 +14,8 @@ and what the model is shown are the same text; the URL, the tabs and the last er
 
 `Observation.short` is the compressed form for earlier turns in the history: URL, title and the first headings.
 `browser.html_links: false` leaves link targets (href) out of the HTML: they carry no action value for an agent that
-clicks by id, and are about a quarter of a page's tokens on the bundled sites.
+clicks by id, and are about a quarter of a page's tokens on the bundled sites. `browser.html_ids: after_text`
+writes an element's id after its content (`<button> Submit [5]</button>`) instead of in its opening tag.
 """
 
 from __future__ import annotations
@@ -102,9 +103,11 @@ async def build(
     max_chars: int,
     error: str | None,
     links: bool = True,
+    ids: Literal["tag", "after_text"] = "tag",
 ) -> Observation:
     """The observation of `page` (the active tab among `pages`), cut at `max_chars` characters."""
-    result = await page.evaluate(DOM_JS, {"html": mode == "html", "links": links})
+    opts = {"html": mode == "html", "links": links, "idsAfter": ids == "after_text"}
+    result = await page.evaluate(DOM_JS, opts)
     # dom.js cuts on character boundaries, but a page's own script can still hand over half an emoji.
     body = scrub(result["html"] if mode == "html" else await _axtree(cdp))
     title, headings = scrub(result["title"]), [scrub(h) for h in result["headings"]]

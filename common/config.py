@@ -102,6 +102,14 @@ class BrowserConfig(_Section):
         100_000, description="safety cap on the page text the browser returns (characters)"
     )
     html_links: bool = Field(True, description="show link targets (href) in HTML observations")
+    html_ids: Literal["tag", "after_text"] = Field(
+        "tag",
+        description="where an element's id sits in the simplified HTML. tag: in its opening tag "
+        '(<button id="5"> Submit </button>); after_text: after its content, before its closing tag '
+        "(<button> Submit [5]</button>), so the id follows the label an instruction names and reading it is a copy "
+        "of what comes after a matched phrase (what a small model's induction heads do); inputs, images and "
+        "selects keep the id in the tag, and page text's '[' is written &#91; so that every [n] is an id",
+    )
     num_browsers: int = Field(4, description="browser actors in the pool")
     browser_resource: str = Field("browser", description="custom Ray resource each browser actor requests")
     step_timeout_s: float = Field(30.0, description="time-out of one browser step")

@@ -128,11 +128,15 @@ def _algebra(instr: str, view: View):
     yield submit(view)
 
 
+# A text area with its id in the tag, or written after its text (browser.html_ids=after_text).
+_TEXTAREA = re.compile(
+    r'<textarea id="\d+"[^>]*>(.*?)</textarea>|<textarea\b[^>]*>(.*?)\[\d+\]</textarea>', re.S
+)
+
+
 def _textareas(view: View) -> list[str]:
     """Raw text of every text area (the observation keeps its spaces, which the copy tasks compare exactly)."""
-    return [
-        html.unescape(t) for t in re.findall(r"<textarea id=\"\d+\"[^>]*>(.*?)</textarea>", view.text, re.S)
-    ]
+    return [html.unescape(m[1] if m[1] is not None else m[2]) for m in _TEXTAREA.finditer(view.text)]
 
 
 @solves("copy-paste", "copy-paste-2")

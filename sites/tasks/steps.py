@@ -21,6 +21,9 @@ from reward.checks import url_gold_in_pred
 _TAG = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9]*)((?:\s[^<>]*)?)>")
 _ATTR = re.compile(r'([a-zA-Z_:][-a-zA-Z0-9_:\[\]]*)(?:="([^"]*)")?')
 _VOID = {"input", "img", "br", "hr"}
+# An id written after an element's content (browser.html_ids: after_text): `[28]` right before its closing tag
+# (after a space, except in a text area, whose value is shown as it is).
+_ID_AFTER = re.compile(r"\[([0-9]+)\]\s*\Z")
 _NUMBER = re.compile(r"[-+$]?[0-9][0-9,.]*%?")
 
 
@@ -38,18 +41,28 @@ class El:
 
 
 def parse_elements(text: str) -> list[El]:
-    """Elements with ids from a simplified-HTML observation, in document order, with their text content."""
+    """Elements with ids from a simplified-HTML observation, in document order, with their text content.
+
+    An element's id is read from its opening tag (`<a id="28"> Name </a>`) or, in the after-text layout, from the
+    `[28]` right before its closing tag (`<a> Name [28]</a>`); id markers are not part of any element's text.
+    """
     body = text.split("\n----\n", 1)[-1]
     els: list[El] = []
-    stack: list[tuple[str, El | None, int]] = []  # (tag, element or None, start of its content)
+    marks: list[tuple[int, int]] = []  # spans of the after-text id markers read, in body order
+    # (tag, element or None, start of its content, attributes, start of the opening tag)
+    stack: list[tuple[str, El | None, int, dict[str, str], int]] = []
     for m in _TAG.finditer(body):
         closing, tag, rest = m.group(1), m.group(2).lower(), m.group(3) or ""
         if closing:
             for k in range(len(stack) - 1, -1, -1):
                 if stack[k][0] == tag:
-                    _, el, start = stack[k]
+                    _, el, start, attrs, pos = stack[k]
+                    if el is None and (mark := _ID_AFTER.search(body, start, m.start())):
+                        el = El(id=mark.group(1), tag=tag, attrs=attrs, pos=pos)
+                        els.append(el)
+                        marks.append(mark.span(1))
                     if el is not None:
-                        el.text = _clean(body[start : m.start()])
+                        el.text = _clean(_unmarked(body, start, m.start(), marks))
                     del stack[k:]
                     break
             continue
@@ -59,8 +72,19 @@ def parse_elements(text: str) -> list[El]:
             el = El(id=attrs.pop("id"), tag=tag, attrs=attrs, pos=m.start())
             els.append(el)
         if tag not in _VOID:
-            stack.append((tag, el, m.end()))
-    return els
+            stack.append((tag, el, m.end(), attrs, m.start()))
+    return sorted(els, key=lambda e: e.pos)
+
+
+def _unmarked(body: str, start: int, end: int, marks: list[tuple[int, int]]) -> str:
+    """body[start:end] without the id markers inside it (each `[n]` whose digits span is in `marks`)."""
+    parts, at = [], start
+    for a, b in marks:
+        if a - 1 >= at and b + 1 <= end:
+            parts.append(body[at : a - 1])
+            at = b + 1
+    parts.append(body[at:end])
+    return "".join(parts)
 
 
 def _clean(fragment: str) -> str:

@@ -187,3 +187,28 @@ def test_truncate_unit():
     assert truncate("short", 100) == ("short", False)
     one_line, was = truncate("y" * 10_000, 50)
     assert was and approx_tokens(one_line) <= 50 + 30
+
+
+def test_ids_can_follow_the_text_and_read_the_same_elements(server):
+    """browser.html_ids=after_text writes `<tag> text [n]</tag>`; the expert's parser reads the same ids, tags,
+    attributes and texts as from the opening-tag layout, and an id read there is the one an action resolves."""
+    from browser_actors.actor import BrowserActor
+    from sites.tasks.steps import parse_elements
+
+    tag, after = BrowserActor(fast_cfg()), BrowserActor(fast_cfg(html_ids="after_text"))
+    try:
+        a = tag.reset(make_task(server.url("index.html")))
+        b = after.reset(make_task(server.url("index.html")))
+        assert b.text.startswith("<h1> Fixture Home [1]</h1>")
+        # only void elements and selects keep the id in the tag
+        assert set(re.findall(r"<(\w+) id=", b.text)) <= {"input", "img", "select"}
+        assert len(b.text) < len(a.text)
+        same = [(e.id, e.tag, e.attrs, e.text) for e in parse_elements(a.text)]
+        assert [(e.id, e.tag, e.attrs, e.text) for e in parse_elements(b.text)] == same
+        button = next(e for e in parse_elements(b.text) if e.tag == "button" and e.text == "Increment")
+        assert f"Increment [{button.id}]</button>" in b.text
+        obs = after.step(R.Click(element_id=button.id))
+        assert obs.last_action_error is None and obs.text != b.text
+    finally:
+        tag.close()
+        after.close()

@@ -56,6 +56,30 @@ def test_every_expert_solves_a_held_out_seed(actor, server):
     assert not failures, failures
 
 
+def test_every_expert_solves_a_held_out_seed_with_ids_after_the_text(server):
+    """browser.html_ids=after_text: the experts read `<tag> label [n]</tag>` as they read `<tag id="n">`
+    (the seeds of the test above, so a failure here is the layout's)."""
+    from browser_actors.actor import BrowserActor
+
+    after = BrowserActor(
+        BrowserConfig(step_timeout_s=15, settle_timeout_s=3, html_ids="after_text"),
+        env_urls={"miniwob": server.url},
+    )
+    failures = []
+    try:
+        for i, name in enumerate(EXPERT_TASKS):
+            seed = SEEDS["test"][i % len(SEEDS["test"])]
+            task = next(t for t in load_split("test", [name]) if t.miniwob.seed == seed).with_urls(
+                {"miniwob": server.url}
+            )
+            check, reasons = play(after, task, expert_for(task))
+            if check.score != 1.0:
+                failures.append((task.task_id, check.why, reasons))
+    finally:
+        after.close()
+    assert not failures, failures
+
+
 def test_expert_acts_only_on_ids_of_the_observation_and_stops_when_done(actor, server):
     task = load_split("test", ["click-checkboxes"])[0].with_urls({"miniwob": server.url})
     expert = expert_for(task)

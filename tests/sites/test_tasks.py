@@ -218,6 +218,27 @@ def test_parse_elements_reads_ids_text_and_attributes():
     assert find(els, M("select", name="dir")).text.startswith("Ascending")
 
 
+def test_parse_elements_reads_ids_written_after_the_text():
+    """browser.html_ids=after_text: `[n]` before the closing tag is the id; markers never join an element's text,
+    an id-less tag whose content ends with no marker is not an element, and a page's own '[' (&#91;) is text."""
+    after = (
+        "<div> <h1> Home &amp; Kitchen [1]</h1>\n<table>\n<tr> <td> note &#91;3] [6]</td> <a> View Order [7]</a>"
+        '</tr>\n</table>\n<input id="8" value="12.00">\n<button> <b>Go</b> [9]</button> [2]</div>'
+    )
+    els = parse_elements(after)
+    assert [(e.id, e.tag, e.text) for e in els] == [
+        ("2", "div", "Home & Kitchen note [3] View Order Go"),
+        ("1", "h1", "Home & Kitchen"),
+        ("6", "td", "note [3]"),
+        ("7", "a", "View Order"),
+        ("8", "input", ""),
+        ("9", "button", "Go"),
+    ]
+    assert find(els, M("a", "View Order"), after=M("td", "note [3]")).id == "7"
+    assert parse_elements("<p> only text [5] </p>")[0].id == "5"  # the layout's trailing space is allowed
+    assert parse_elements("<p> no marker here </p> <ul> x </ul>") == []
+
+
 def test_script_steps_and_failures():
     script = Script(
         [Until(M("td", "000000013"), M("a", "Next")), AllPages(M("a", "Next"), limit=1), Answer("2")],
