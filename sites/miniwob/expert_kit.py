@@ -97,10 +97,15 @@ def submit(view: View, label: str = "Submit") -> Step:
     return click(view.need("button", label), f"press {label}")
 
 
-def input_in_label(view: View, label: str) -> El:
-    """The checkbox / radio inside the <label> whose text is `label`."""
+def input_in_label(view: View, label: str) -> tuple[El, El]:
+    """The checkbox / radio inside the <label> whose text is `label`, and the element to click for it.
+
+    The click goes to the input, or to the label itself where the observation writes the label's id right after
+    its text (browser.html_ids=after_text: `<label> <input id="4" type="radio"> Red [3]</label>`): that id sits
+    next to the words the instruction names, and a click on a label toggles its control.
+    """
     for lab in view.all("label", label):
         inner = [e for e in view.els if e.tag == "input" and e.pos > lab.pos]
         if inner:
-            return inner[0]
+            return inner[0], (lab if lab.id_after else inner[0])
     raise ExpertError(f"no checkbox or radio labelled {label!r}")

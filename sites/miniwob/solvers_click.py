@@ -90,7 +90,7 @@ def _click_collapsible_2(instr: str, view: View):
 @solves("click-option")
 def _click_option(instr: str, view: View):
     label = between(instr, "Select ", " and click Submit")
-    yield click(input_in_label(view, label), f"choose {label!r}")
+    yield click(input_in_label(view, label)[1], f"choose {label!r}")
     yield submit(view)
 
 
@@ -99,9 +99,9 @@ def _click_checkboxes(instr: str, view: View):
     wanted = between(instr, "Select ", " and click Submit")
     names = [] if wanted == "nothing" else [w.strip() for w in wanted.split(",") if w.strip()]
     for name in names:
-        box = input_in_label(view, name)
+        box, target = input_in_label(view, name)
         if "checked" not in box.attrs:
-            yield click(box, f"tick {name!r}")
+            yield click(target, f"tick {name!r}")
     yield submit(view)
 
 

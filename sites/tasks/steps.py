@@ -38,6 +38,8 @@ class El:
     attrs: dict[str, str]
     text: str = ""
     pos: int = 0
+    # the id was written after the element's content (`<label> Red [3]</label>`), not in its opening tag
+    id_after: bool = False
 
 
 def parse_elements(text: str) -> list[El]:
@@ -58,7 +60,7 @@ def parse_elements(text: str) -> list[El]:
                 if stack[k][0] == tag:
                     _, el, start, attrs, pos = stack[k]
                     if el is None and (mark := _ID_AFTER.search(body, start, m.start())):
-                        el = El(id=mark.group(1), tag=tag, attrs=attrs, pos=pos)
+                        el = El(id=mark.group(1), tag=tag, attrs=attrs, pos=pos, id_after=True)
                         els.append(el)
                         marks.append(mark.span(1))
                     if el is not None:

@@ -11,7 +11,7 @@ import pytest
 from common import records as R
 from common.config import BrowserConfig
 from reward.checks import miniwob as miniwob_check
-from sites.miniwob.experts import SOLVERS, expert_for
+from sites.miniwob.experts import SOLVERS, MiniwobExpert, expert_for
 from sites.miniwob.play import play
 from sites.miniwob.server import MiniwobServer
 from sites.miniwob.tasks import SEEDS, TASKS, load_split
@@ -108,3 +108,23 @@ def test_expert_refuses_what_it_cannot_read(actor, server):
     with pytest.raises(ExpertError, match="previous action failed"):
         expert.next_action(obs.model_copy(update={"last_action_error": "there is no element with id [99]"}))
     assert expert_for(load_split("test", ["use-autocomplete"])[0]) is None  # a listed task without an expert
+
+
+def test_option_experts_click_the_id_written_next_to_the_label():
+    """With ids after the text the expert clicks the label (its id follows the words the instruction names; a
+    click on a label toggles its control); with ids in the tag it clicks the input. Observations as the browser
+    writes them for click-option."""
+    tag = (
+        '<label id="1"> <input id="2" type="radio" name="radio"> Red </label> '
+        '<label id="3"> <input id="4" type="radio" name="radio"> Blue </label>\n<button id="5"> Submit </button>'
+    )
+    after = (
+        '<label> <input id="2" type="radio" name="radio"> Red [1]</label> '
+        '<label> <input id="4" type="radio" name="radio"> Blue [3]</label>\n<button> Submit [5]</button>'
+    )
+    for text, chosen in ((tag, "4"), (after, "3")):
+        expert = MiniwobExpert("click-option", "Select Blue and click Submit.", SOLVERS["click-option"])
+        action, _ = expert.next_action(R.Observation(text=text, url="http://miniwob.local/", mode="html"))
+        assert action == R.Click(element_id=chosen)
+        action, _ = expert.next_action(R.Observation(text=text, url="http://miniwob.local/", mode="html"))
+        assert action == R.Click(element_id="5")

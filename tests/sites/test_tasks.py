@@ -234,6 +234,7 @@ def test_parse_elements_reads_ids_written_after_the_text():
         ("8", "input", ""),
         ("9", "button", "Go"),
     ]
+    assert [e.id_after for e in els] == [True, True, True, True, False, True]
     assert find(els, M("a", "View Order"), after=M("td", "note [3]")).id == "7"
     assert parse_elements("<p> only text [5] </p>")[0].id == "5"  # the layout's trailing space is allowed
     assert parse_elements("<p> no marker here </p> <ul> x </ul>") == []
