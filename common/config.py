@@ -108,7 +108,8 @@ class BrowserConfig(_Section):
         '(<button id="5"> Submit </button>); after_text: after its content, before its closing tag '
         "(<button> Submit [5]</button>), so the id follows the label an instruction names and reading it is a copy "
         "of what comes after a matched phrase (what a small model's induction heads do); inputs, images and "
-        "selects keep the id in the tag, and page text's '[' is written &#91; so that every [n] is an id",
+        "selects keep the id in the tag, and page text's '[' is written &#91; so that every [n] is an id. An "
+        "element that closes after the point where a long page is cut (prompt.obs_max_tokens) shows no id there",
     )
     num_browsers: int = Field(4, description="browser actors in the pool")
     browser_resource: str = Field("browser", description="custom Ray resource each browser actor requests")
