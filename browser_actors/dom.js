@@ -44,7 +44,6 @@
   const esc = (s) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
   // Text between tags: with ids after the content, a '[' of the page must not read as an id marker.
   const escText = opts.idsAfter ? (s) => esc(s).replace(/\[/g, '&#91;') : esc;
-  const idMark = (id) => (opts.idsAfter ? ' [' + id + ']' : '');
 
   // Forged ids (page markup that already carries our attribute) would make a locator ambiguous.
   const dropForged = (doc) => {
@@ -189,7 +188,7 @@
     out.push(open);
     if (tag === 'IFRAME' || tag === 'FRAME') visitFrame(el);
     else walkChildren(el, doc, pointer || parentPointer);
-    out.push((opts.idsAfter ? idMark(id) : ' ') + '</' + name + '>' + (block ? '\n' : ''));
+    out.push((opts.idsAfter ? ' [' + id + ']' : ' ') + '</' + name + '>' + (block ? '\n' : ''));
   };
 
   const visitFrame = (el) => {
