@@ -1,10 +1,10 @@
 """The scripted expert as a policy in the one episode loop, in real Chromium on the bundled shop.
 
-A sample of tasks (every kind, both shop sites, held-out templates included) scores 1 with the real reward checks;
-with a tight token budget every element the expert acts on and every answer it gives is in the prompt the model was
-given (the expert sees only what the prompt shows); a do-nothing episode of each state-changing task scores 0 (the
-checks are not vacuous); `collect_demos` keeps only episodes scored 1, with exact ids that parse back to the
-actions, and they round-trip through JSONL.
+A sample of tasks (every kind, both shop sites, held-out templates included) scores 1 with the real reward checks in
+both id layouts (`browser.html_ids`); with a tight token budget every element the expert acts on and every answer it
+gives is in the prompt the model was given (the expert sees only what the prompt shows); a do-nothing episode of each
+state-changing task scores 0 (the checks are not vacuous); `collect_demos` keeps only episodes scored 1, with exact
+ids that parse back to the actions, and they round-trip through JSONL.
 """
 
 from __future__ import annotations
@@ -56,8 +56,11 @@ async def _play(worker, tasks):
     return [g async for g in worker.run_groups(tasks, 1, evaluation=True, policy=policy, max_turns=30)]
 
 
-def test_expert_scores_one_on_a_sample(shop, local_rollout):
-    worker = local_rollout(shop, overrides=["prompt.obs_max_tokens=4000", "model.max_context=8192"])
+@pytest.mark.parametrize("ids", ["tag", "after_text"])
+def test_expert_scores_one_on_a_sample(shop, local_rollout, ids):
+    # both id layouts of `browser.html_ids`: the expert's parser reads `<a id="28">` and `<a> Name [28]</a>` alike
+    overrides = ["prompt.obs_max_tokens=4000", "model.max_context=8192", f"browser.html_ids={ids}"]
+    worker = local_rollout(shop, overrides=overrides)
     groups = asyncio.run(_play(worker, shop.sample))
     trajs = [g.trajectories[0] for g in groups]
     assert len(trajs) == len(TRAIN_SAMPLE) + len(TEST_SAMPLE)
@@ -69,9 +72,12 @@ def test_expert_scores_one_on_a_sample(shop, local_rollout):
         assert all(turn.prompt_ids and turn.completion_ids for turn in traj.turns)
 
 
-def test_the_expert_acts_only_on_what_the_prompt_shows(shop, local_rollout):
-    # A budget that cuts most shop pages: the expert must fail where the page it needs is cut, never use it.
-    worker = local_rollout(shop, overrides=["prompt.obs_max_tokens=500", "browser.html_links=false"])
+@pytest.mark.parametrize("ids", ["tag", "after_text"])
+def test_the_expert_acts_only_on_what_the_prompt_shows(shop, local_rollout, ids):
+    # A budget that cuts most shop pages: the expert must fail where the page it needs is cut, never use it. In the
+    # after-text layout an element whose closing tag falls after the cut shows no id, so it cannot be acted on.
+    overrides = ["prompt.obs_max_tokens=500", "browser.html_links=false", f"browser.html_ids={ids}"]
+    worker = local_rollout(shop, overrides=overrides)
     groups = asyncio.run(_play(worker, shop.sample))
     acted = answered = 0
     for g in groups:
@@ -83,7 +89,8 @@ def test_the_expert_acts_only_on_what_the_prompt_shows(shop, local_rollout):
             seen += prompt
             element = getattr(turn.action, "element_id", None)
             if element is not None:
-                assert f'id="{element}"' in prompt, (g.task_id, turn.index, element)
+                shown = f'id="{element}"' in prompt or (ids == "after_text" and f"[{element}]</" in prompt)
+                assert shown, (g.task_id, turn.index, element)
                 acted += 1
             if isinstance(turn.action, Stop) and turn.action.answer:
                 for part in re.split(r"; |, ", turn.action.answer):
