@@ -286,10 +286,12 @@ class RLConfig(_Section):
     max_stalled_iterations: int = Field(
         10, description="tries of an iteration in which every group failed before the run stops with an error"
     )
-    curriculum: Literal["uniform", "mixed"] = Field(
+    curriculum: Literal["uniform", "mixed", "trained"] = Field(
         "uniform",
         description="task sampling: uniform, or by each template's share of mixed groups among its recent groups "
-        "(posterior mean, floor 0.05; learner/curriculum.py)",
+        "(posterior mean, floor 0.05; learner/curriculum.py); trained: the same share counting expert members "
+        "(rl.expert_guidance), so templates the policy always fails but whose guided groups train keep their "
+        "weight and do not rest (not yet measured against mixed)",
     )
     dynamic_sampling: bool = Field(
         False,

@@ -17,7 +17,10 @@ time can still give almost no mixed groups (half its seeds always solved, half n
   early), floored at `FLOOR` so no template is starved; `uniform` weighs a template by its number of tasks;
 - per task (task id), the outcome of its last group: a task whose last group was all-solved or all-failed rests for
   `rl.rest_iterations` iterations (not drawn), in the spirit of GRESO's skipping of prompts predicted to be all-same.
-Expert members (Trajectory.source == "expert") are not the policy's outcome and are left out of both records.
+Expert members (Trajectory.source == "expert") are not the policy's outcome and are left out of both records, except
+under curriculum `trained`: there a group counts as mixed when it trained, i.e. its members differ counting the
+expert member (`rl.expert_guidance`), so a template whose policy always fails but whose guided groups train keeps its
+weight and its tasks do not rest, where `mixed` lets it sink to the floor. Without expert members the two agree.
 """
 
 from __future__ import annotations
@@ -129,16 +132,17 @@ class TaskSampler:
         return out
 
     def record(self, groups: Sequence[TrajectoryGroup], iteration: int) -> None:
-        """Fold the finished groups of `iteration` into the records: its template's mixed share, its task's last
-        outcome and rest."""
+        """Fold the finished groups of `iteration` into the records: its template's mixed (or, under `trained`,
+        trained) share, its task's last outcome (the policy's) and rest."""
         for g in groups:
             got = outcome(g)
             template = self.template_of.get(g.task_id)
             if got is None or template is None:
                 continue
-            self.mixed[template].append(int(got == "mixed"))
+            trained = (outcome(g, experts=True) if self.curriculum == "trained" else got) == "mixed"
+            self.mixed[template].append(int(trained))
             self.last[g.task_id] = got
-            if got != "mixed" and self.rest_iterations > 0:
+            if not trained and self.rest_iterations > 0:
                 self.rest_until[g.task_id] = iteration + 1 + self.rest_iterations
             else:
                 self.rest_until.pop(g.task_id, None)

@@ -1,4 +1,5 @@
-"""RL task sampling: the filters and the mixed-outcome curriculum; evaluation's stratified sample; Wilson intervals."""
+"""RL task sampling: the filters, the mixed-outcome and trained-group curricula; evaluation's stratified sample;
+Wilson intervals."""
 
 from __future__ import annotations
 
@@ -79,6 +80,40 @@ def test_all_same_tasks_rest_and_expert_members_are_not_the_policys_outcome():
     twin.restore(json.loads(json.dumps(s.state())))
     assert twin.rest_until == s.rest_until == {1001: 6} and twin.last == s.last
     assert [t.task_id for t in twin.sample(3, 5)] == [t.task_id for t in s.sample(3, 5)]
+
+
+def test_trained_curriculum_counts_guided_groups_as_mixed_and_does_not_rest_them():
+    # template 1: the policy always fails, the expert member solves (a group that trains); template 2: all solved
+    tasks = _tasks({1: 3, 2: 3})
+    cfg = {"rest_iterations": 2}
+
+    def guided(task_id: int, expert_reward: float) -> TrajectoryGroup:
+        g = _group(task_id, [0, 0, 0, 0])
+        g.trajectories.append(
+            Trajectory(task_id=task_id, sample_idx=4, reward=expert_reward, source="expert")
+        )
+        return g
+
+    batch = [guided(1000, 1.0), guided(1001, 0.0), _group(2000, [1] * 4)]
+    mixed = TaskSampler(tasks, RLConfig(curriculum="mixed", **cfg), seed=0)
+    trained = TaskSampler(tasks, RLConfig(curriculum="trained", **cfg), seed=0)
+    for s in (mixed, trained):
+        s.record(batch, iteration=0)
+    # mixed: both guided groups are the policy's all-failed, so template 1 sinks like the all-solved template 2
+    assert mixed.weight(1) == pytest.approx(1 / 4) and mixed.weight(2) == pytest.approx(1 / 3)
+    assert mixed.resting(1) == 3
+    # trained: the group the expert solved trained (1 of 2), the one it did not and the all-solved group did not
+    assert trained.weight(1) == pytest.approx(2 / 4) and trained.weight(2) == pytest.approx(1 / 3)
+    assert trained.resting(1) == 2 and 1000 not in trained.rest_until
+    # the task's last outcome stays the policy's own
+    assert trained.last[1000] == mixed.last[1000] == "all_failed"
+    # without expert members the two curricula keep the same records
+    plain = [_group(1002, [1, 0, 0, 0]), _group(2001, [0] * 4)]
+    a = TaskSampler(tasks, RLConfig(curriculum="mixed", **cfg), seed=0)
+    b = TaskSampler(tasks, RLConfig(curriculum="trained", **cfg), seed=0)
+    for s in (a, b):
+        s.record(plain, iteration=0)
+    assert a.state() == b.state()
 
 
 def test_demonstration_tasks_can_be_left_out():
