@@ -139,10 +139,11 @@ class TaskSampler:
             template = self.template_of.get(g.task_id)
             if got is None or template is None:
                 continue
-            trained = (outcome(g, experts=True) if self.curriculum == "trained" else got) == "mixed"
-            self.mixed[template].append(int(trained))
+            # the group's signal: its policy members differ, or under `trained` its members with the expert's
+            mixed = outcome(g, experts=self.curriculum == "trained") == "mixed"
+            self.mixed[template].append(int(mixed))
             self.last[g.task_id] = got
-            if not trained and self.rest_iterations > 0:
+            if not mixed and self.rest_iterations > 0:
                 self.rest_until[g.task_id] = iteration + 1 + self.rest_iterations
             else:
                 self.rest_until.pop(g.task_id, None)
