@@ -291,7 +291,8 @@ class RLConfig(_Section):
         description="task sampling: uniform, or by each template's share of mixed groups among its recent groups "
         "(posterior mean, floor 0.05; learner/curriculum.py); trained: the same share counting expert members "
         "(rl.expert_guidance), so templates the policy always fails but whose guided groups train keep their "
-        "weight and do not rest (not yet measured against mixed)",
+        "weight and do not rest (configs/miniwob_train.yaml uses it: README 'Getting signal out of a sparse "
+        "reward' has the runs against mixed)",
     )
     dynamic_sampling: bool = Field(
         False,
