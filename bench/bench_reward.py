@@ -116,7 +116,7 @@ def main() -> None:
 
     ours_med, base_med = statistics.median(ours), statistics.median(base_times)
     print(
-        f"program_html check, ours (settle={args.settle}, fresh context per episode): "
+        f"program_html check, ours (settle={args.settle}, a wiped context per episode): "
         f"median {ours_med * 1000:.0f} ms over {args.checks} checks"
     )
     print(

@@ -7,12 +7,15 @@
     ray.remote(RewardActor).options(name="reward-0").remote(cfg.reward, env_urls=...)   # on a cluster
 
 Checks that visit pages run in the actor's own Chromium (one browser per actor, launched on first need), in a
-fresh context per episode carrying the episode's storage state (login) and `wa_sandbox` cookie, so it sees exactly
-the data the episode wrote. That context reaches only the run's sites (`env_urls`): requests, redirect hops and
+context of the episode's own carrying its storage state (login) and `wa_sandbox` cookie, so it sees exactly the
+data the episode wrote. That context reaches only the run's sites (`env_urls`): requests, redirect hops and
 sub-resources elsewhere are refused before they are sent. Opening a context's page (a renderer process) is the
-largest cost of a check that navigates, so the next episode's context is opened ahead while the current one is
-scored; it carries no state until an episode takes it. Many episodes are scored at once (`max_concurrency`).
-The browser lives on the actor's private event-loop thread; `ascore` forwards to it from whatever loop calls it.
+largest cost of a check that navigates, so contexts are not thrown away: when an episode's checks are done its
+page leaves for about:blank and its context is wiped (every cookie, and all storage of the run's origins: local
+and session storage, IndexedDB, cache storage), and the next episode takes it; while none is idle, one is opened
+ahead. A context that cannot be wiped is closed. The HTTP cache is never read: request interception (the
+allow-list's route) turns it off. Many episodes are scored at once (`max_concurrency`). The browser lives on the
+actor's private event-loop thread; `ascore` forwards to it from whatever loop calls it.
 """
 
 from __future__ import annotations
@@ -40,6 +43,11 @@ from reward.score_plan import NavigationError, SandboxGone, run_plan
 # What a check never reads: pictures, media and fonts are not fetched, so `load` waits for the document, its
 # styles and scripts only (styles stay: they decide what `outerText` shows).
 UNREAD_RESOURCES = frozenset({"Image", "Media", "Font"})
+# Wiped contexts kept for the next episodes; beyond them a finished episode's context is closed. 2, not
+# max_concurrency: with 8 kept, 20 checks scored at once took 352 ms each against 255 ms with 2 (a 2-core machine,
+# bench/bench_reward.py), the idle renderers competing with the working ones.
+IDLE_CONTEXTS = 2
+_Idle = tuple[str, Any, Any, bool]  # (allow-list key, context, page, whether it was wiped after an episode)
 SANDBOX_MISSING_HEADER = "x-wa-sandbox-missing"  # sites/core.py sets it on the 403 for a token that is gone
 
 
@@ -52,6 +60,7 @@ class _Session:
         self._page: Any = None
         self._loaded = False  # whether the page shows `current_url`
         self._context: Any = None
+        self._key = allow.block_regex().pattern  # which idle contexts this session may take and give back
 
     async def _ensure_context(self) -> Any:
         if self._context is None:
@@ -122,8 +131,10 @@ class _Session:
             )
 
     async def close(self) -> None:
-        if self._context is not None:
-            await self._context.close()
+        """Hand the context back to the actor, which wipes it for the next episode (or closes it)."""
+        context, self._context = self._context, None
+        if context is not None:
+            await self.actor._give_back(self._key, context, self._page, self.allow)
 
 
 def _cookies_only(storage_state: Any) -> list[dict] | None:
@@ -139,6 +150,13 @@ def _cookies_only(storage_state: Any) -> list[dict] | None:
     if any(o.get("localStorage") for o in state.get("origins") or []):
         return None
     return list(state.get("cookies") or [])
+
+
+async def _close_quietly(context: Any) -> None:
+    try:
+        await context.close()
+    except Exception:  # noqa: BLE001 - already closed with its browser, or the browser is gone
+        pass
 
 
 def _filled(task: Task) -> Task:
@@ -198,8 +216,10 @@ class RewardActor:
         self._browser_obj: Any = None
         self._browser_lock: asyncio.Lock | None = None
         self._sem: asyncio.Semaphore | None = None
-        # (allow-list key, context, page) being made ahead for the next check (`_page_for`)
-        self._spare: asyncio.Future | None = None
+        # Contexts ready for the next episode, newest last: each a future of an `_Idle`, one being opened ahead or
+        # one being wiped after its episode; None where the wipe failed (`_page_for`, `_give_back`).
+        self._idle: list[asyncio.Future] = []
+        self.stats.update(contexts_opened=0, contexts_reused=0)
 
     # -- the actor's loop and browser ---------------------------------------------------------------------------
     def _ensure_loop(self) -> LoopThread:
@@ -226,6 +246,7 @@ class RewardActor:
         rollout browser."""
         browser = await self._browser()
         context = await browser.new_context(storage_state=storage_state or None, service_workers="block")
+        self.stats["contexts_opened"] += 1
         try:
             await context.route(allow.block_regex(), lambda route: route.abort("blockedbyclient"))
             page = await context.new_page()
@@ -235,36 +256,68 @@ class RewardActor:
             raise
         return context, page
 
-    async def _ahead(self, allow: AllowList) -> tuple[str, Any, Any]:
-        return (allow.block_regex().pattern, *await self._new_page(allow))
+    async def _ahead(self, allow: AllowList) -> _Idle:
+        return (allow.block_regex().pattern, *await self._new_page(allow), False)
 
     async def _page_for(self, allow: AllowList, storage_state: Any) -> tuple[Any, Any]:
-        """A fresh context and page for one episode's checks. Opening one (a renderer process) costs more than
-        most checks, so the next one is always being made ahead while a check runs: a check takes it when it fits
-        (the same allow-list, and a storage state of cookies only, which are added to it), else opens its own.
-        Either way it is used by that one episode and closed after it. One ahead, not two: on a 2-core machine
-        two renderer start-ups competed with the check's own page load and each check took longer
-        (bench/bench_reward_peer.py)."""
+        """A context and page for one episode's checks. Opening one (a renderer process) costs more than most
+        checks, so an idle one is taken when it fits (the same allow-list, and a storage state of cookies only,
+        which are added to it; local storage is given only to a new context), and one is opened ahead whenever none
+        is idle. One ahead, not two: on a 2-core machine two renderer start-ups competed with the check's own page
+        load and each check took longer (bench/bench_reward_peer.py)."""
         key = allow.block_regex().pattern
         cookies = _cookies_only(storage_state)
-        spare, self._spare = self._spare, None
-        got = None
-        if spare is not None:
-            try:
-                got = await spare
-            except Exception:  # noqa: BLE001 - a spare that failed to open: open one for this check instead
-                got = None
-        if got is not None and (got[0] != key or cookies is None):
-            await got[1].close()
-            got = None
-        if self._spare is None:  # a concurrent check may have started the next one while this one waited
-            self._spare = asyncio.ensure_future(self._ahead(allow))
+        got = await self._take_idle(key) if cookies is not None else None
+        if not self._idle:  # a concurrent check may have given one back while this one waited
+            self._idle.append(asyncio.ensure_future(self._ahead(allow)))
         if got is None:
             return await self._new_page(allow, storage_state)
         _, context, page = got
         if cookies:
             await context.add_cookies(cookies)
         return context, page
+
+    async def _take_idle(self, key: str) -> tuple[str, Any, Any] | None:
+        """The newest idle context for the allow-list `key`; idle ones for another allow-list are closed."""
+        while self._idle:
+            try:
+                got = await self._idle.pop()
+            except Exception:  # noqa: BLE001 - one that failed to open: try the next, or open one
+                continue
+            if got is None:
+                continue
+            got_key, context, page, wiped = got
+            if got_key == key and not page.is_closed():
+                self.stats["contexts_reused"] += wiped
+                return got_key, context, page
+            await _close_quietly(context)
+        return None
+
+    async def _give_back(self, key: str, context: Any, page: Any, allow: AllowList) -> None:
+        """An episode's context, done with: wiped for the next episode while it is idle, or closed when enough are
+        idle already."""
+        if len(self._idle) >= IDLE_CONTEXTS or page is None or page.is_closed():
+            await _close_quietly(context)
+            return
+        self._idle.append(asyncio.ensure_future(self._wipe(key, context, page, allow)))
+
+    async def _wipe(self, key: str, context: Any, page: Any, allow: AllowList) -> _Idle | None:
+        """Leave nothing of an episode in its context: the page leaves for about:blank (its scripts stop), then
+        every cookie and all storage of the run's origins (`Storage.clearDataForOrigin` "all": local and session
+        storage, IndexedDB, cache storage) are cleared. None, with the context closed, when any step fails."""
+        try:
+            await page.goto("about:blank")
+            await context.clear_cookies()
+            cdp = await context.new_cdp_session(page)
+            try:
+                for origin in sorted(allow.origins):
+                    await cdp.send("Storage.clearDataForOrigin", {"origin": origin, "storageTypes": "all"})
+            finally:
+                await cdp.detach()
+        except Exception:  # noqa: BLE001 - a context that cannot be wiped is not used again
+            await _close_quietly(context)
+            return None
+        return key, context, page, True
 
     # -- scoring ------------------------------------------------------------------------------------------------
     def _storage_state(self, task: Task, final: FinalState) -> Any:
@@ -332,11 +385,11 @@ class RewardActor:
         return self._ensure_loop().run(self._score_many(items))
 
     async def _shutdown(self) -> None:
-        spare, self._spare = self._spare, None
-        if spare is not None:
-            spare.cancel()
+        idle, self._idle = self._idle, []
+        for future in idle:
+            future.cancel()
             try:
-                await spare
+                await future
             except BaseException:  # noqa: BLE001 - cancelled or failed: the browser's close takes it anyway
                 pass
         if self._browser_obj is not None:

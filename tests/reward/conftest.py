@@ -23,6 +23,23 @@ PAGES = {
 <script>setTimeout(() => { document.getElementById('late').textContent = 'arrived'; }, 50);
 fetch('/slow-json').then(r => r.json()).then(j => { document.getElementById('late').textContent += ' ' + j.v; });
 </script></body></html>""",
+    # `window.seen`: what earlier visits left in the browser (local and session storage, a script's cookie,
+    # IndexedDB; read before this visit's own), then the page leaves all four behind
+    "/traces": """<html><body><script>
+const before = [localStorage.getItem('t'), sessionStorage.getItem('t'), document.cookie];
+window.seen = new Promise(done => {
+  const req = indexedDB.open('traces', 1);
+  req.onupgradeneeded = () => req.result.createObjectStore('t');
+  req.onsuccess = () => {
+    const store = req.result.transaction('t', 'readwrite').objectStore('t'), got = store.get('t');
+    got.onsuccess = () => {
+      done([...before, got.result].map(v => v || '-').join('|'));
+      store.put('I', 't');
+    };
+  };
+});
+localStorage.setItem('t', 'L'); sessionStorage.setItem('t', 'S'); document.cookie = 't=C; path=/';
+</script></body></html>""",
 }
 
 
@@ -48,6 +65,11 @@ def make_app():
     def cookies():
         sb, sess = request.cookies.get("wa_sandbox", "-"), request.cookies.get("shopping_session", "-")
         return f'<html><body><div id="sb">{sb}</div><div id="sess">{sess}</div></body></html>'
+
+    @app.get("/cached")
+    def cached():  # a page the browser may keep for ten minutes: whether it is asked again shows the cache
+        HITS.append("/cached")
+        return '<html><body><div id="c">cached</div></body></html>', 200, {"Cache-Control": "max-age=600"}
 
     @app.get("/slow-json")
     def slow_json():

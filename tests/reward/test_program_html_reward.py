@@ -173,13 +173,13 @@ def test_storage_state_and_sandbox_cookie_reach_the_page(reward_actor, fixture_s
         _t("last", 'document.querySelector("#sess").outerText', {"exact_match": "s3cr3t"}),
     ]
     assert _score(reward_actor, targets, sandbox="tok-9", storage_state=state).score == 1.0
-    assert _score(reward_actor, targets).score == 0.0  # a fresh context without them sees neither
+    assert _score(reward_actor, targets).score == 0.0  # the next episode (a wiped context) sees neither
 
 
 def test_a_storage_state_with_local_storage_reaches_the_page_and_leaves_with_its_episode(
     reward_actor, fixture_site
 ):
-    # cookies alone are added to a context opened ahead; local storage needs a context of its own
+    # cookies alone are added to an idle context; local storage needs a new one, wiped after its episode
     state = {
         "cookies": [],
         "origins": [{"origin": fixture_site, "localStorage": [{"name": "cart", "value": "3"}]}],
@@ -189,6 +189,44 @@ def test_a_storage_state_with_local_storage_reaches_the_page_and_leaves_with_its
     ]
     assert _score(reward_actor, targets, storage_state=state).score == 1.0
     assert _score(reward_actor, targets).score == 0.0  # the next episode's context has none of it
+
+
+def test_the_next_episode_takes_the_last_ones_context_wiped(reward_actor, fixture_site, page_hits):
+    # each episode reads what the one before left (storage, cookie, IndexedDB), then leaves its own traces
+    targets = [
+        _t(
+            "__SHOPPING__/traces",
+            "document.defaultView.seen",
+            {"exact_match": "-|-|-|-"},
+        ),
+        _t("__SHOPPING__/cached", 'document.querySelector("#c").outerText', {"exact_match": "cached"}),
+    ]
+    reused = reward_actor.stats["contexts_reused"]
+    for _ in range(3):
+        assert _score(reward_actor, targets).score == 1.0
+    assert reward_actor.stats["contexts_reused"] - reused >= 2  # the second and third took a used context
+    assert page_hits.count("/cached") == 3  # the HTTP cache went with each episode
+
+
+def test_a_context_closed_while_idle_is_not_reused(reward_actor, fixture_site):
+    targets = [
+        _t("__SHOPPING__/plain", 'document.querySelector("#status").outerText', {"exact_match": "Canceled"})
+    ]
+    assert _score(reward_actor, targets).score == 1.0
+
+    async def close_idle() -> int:
+        closed = 0
+        for future in list(reward_actor._idle):
+            got = await future
+            if got is not None:
+                await got[1].close()
+                closed += 1
+        return closed
+
+    assert reward_actor._ensure_loop().run(close_idle()) >= 1
+    opened = reward_actor.stats["contexts_opened"]
+    assert _score(reward_actor, targets).score == 1.0  # a new one was opened for it
+    assert reward_actor.stats["contexts_opened"] > opened
 
 
 def test_unreachable_site_is_unscorable_not_zero(reward_actor):
