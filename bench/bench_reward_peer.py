@@ -11,8 +11,8 @@ left out and counted. Each task is scored in two end states, so both verdicts oc
 episode (its sandbox, last page and answer; expected 1) and a do-nothing episode (a fresh sandbox, the start
 page, an empty answer; expected 0). The reference runs in .venv-peers (bench/peers/wa_evaluate.py) on a live page
 restored at the episode's last URL; only its evaluator call is timed. Ours is timed per `score()` call, which also
-takes its own browser context (a wiped one when idle). Figures: agreement (target 100%) and time per check, ours / reference, on
-program_html checks (each navigates; target <= 0.1) and on the rest.
+takes its own browser context (a wiped one when idle). Figures: agreement (target 100%) and time per check,
+ours / reference, on program_html checks (each navigates; target <= 0.1) and on the rest.
 """
 
 from __future__ import annotations

@@ -44,8 +44,8 @@ from reward.score_plan import NavigationError, SandboxGone, run_plan
 # styles and scripts only (styles stay: they decide what `outerText` shows).
 UNREAD_RESOURCES = frozenset({"Image", "Media", "Font"})
 # Wiped contexts kept for the next episodes; beyond them a finished episode's context is closed. 2, not
-# max_concurrency: with 8 kept, 20 checks scored at once took 352 ms each against 255 ms with 2 (a 2-core machine,
-# bench/bench_reward.py), the idle renderers competing with the working ones.
+# max_concurrency: with 8 kept, 20 checks scored at once took 352 ms each against 255 ms with 2 (one run of
+# bench/bench_reward.py each, a 2-core machine), the idle renderers competing with the working ones.
 IDLE_CONTEXTS = 2
 _Idle = tuple[str, Any, Any, bool]  # (allow-list key, context, page, whether it was wiped after an episode)
 SANDBOX_MISSING_HEADER = "x-wa-sandbox-missing"  # sites/core.py sets it on the 403 for a token that is gone
@@ -60,7 +60,6 @@ class _Session:
         self._page: Any = None
         self._loaded = False  # whether the page shows `current_url`
         self._context: Any = None
-        self._key = allow.block_regex().pattern  # which idle contexts this session may take and give back
 
     async def _ensure_context(self) -> Any:
         if self._context is None:
@@ -134,7 +133,7 @@ class _Session:
         """Hand the context back to the actor, which wipes it for the next episode (or closes it)."""
         context, self._context = self._context, None
         if context is not None:
-            await self.actor._give_back(self._key, context, self._page, self.allow)
+            await self.actor._give_back(context, self._page, self.allow)
 
 
 def _cookies_only(storage_state: Any) -> list[dict] | None:
@@ -272,12 +271,12 @@ class RewardActor:
             self._idle.append(asyncio.ensure_future(self._ahead(allow)))
         if got is None:
             return await self._new_page(allow, storage_state)
-        _, context, page = got
+        context, page = got
         if cookies:
             await context.add_cookies(cookies)
         return context, page
 
-    async def _take_idle(self, key: str) -> tuple[str, Any, Any] | None:
+    async def _take_idle(self, key: str) -> tuple[Any, Any] | None:
         """The newest idle context for the allow-list `key`; idle ones for another allow-list are closed."""
         while self._idle:
             try:
@@ -289,19 +288,19 @@ class RewardActor:
             got_key, context, page, wiped = got
             if got_key == key and not page.is_closed():
                 self.stats["contexts_reused"] += wiped
-                return got_key, context, page
+                return context, page
             await _close_quietly(context)
         return None
 
-    async def _give_back(self, key: str, context: Any, page: Any, allow: AllowList) -> None:
+    async def _give_back(self, context: Any, page: Any, allow: AllowList) -> None:
         """An episode's context, done with: wiped for the next episode while it is idle, or closed when enough are
         idle already."""
         if len(self._idle) >= IDLE_CONTEXTS or page is None or page.is_closed():
             await _close_quietly(context)
             return
-        self._idle.append(asyncio.ensure_future(self._wipe(key, context, page, allow)))
+        self._idle.append(asyncio.ensure_future(self._wipe(context, page, allow)))
 
-    async def _wipe(self, key: str, context: Any, page: Any, allow: AllowList) -> _Idle | None:
+    async def _wipe(self, context: Any, page: Any, allow: AllowList) -> _Idle | None:
         """Leave nothing of an episode in its context: the page leaves for about:blank (its scripts stop), then
         every cookie and all storage of the run's origins (`Storage.clearDataForOrigin` "all": local and session
         storage, IndexedDB, cache storage) are cleared. None, with the context closed, when any step fails."""
@@ -317,7 +316,7 @@ class RewardActor:
         except Exception:  # noqa: BLE001 - a context that cannot be wiped is not used again
             await _close_quietly(context)
             return None
-        return key, context, page, True
+        return allow.block_regex().pattern, context, page, True
 
     # -- scoring ------------------------------------------------------------------------------------------------
     def _storage_state(self, task: Task, final: FinalState) -> Any:
