@@ -238,6 +238,9 @@ class Trajectory(BaseModel):
     checks: list[CheckResult] = Field(default_factory=list)
     failure: str | None = Field(None, description="infrastructure failure: the group holding it is re-run")
     source: str = Field("policy", description="policy | expert (demonstration)")
+    timings: dict[str, float] = Field(
+        default_factory=dict, description="seconds outside the turns: reset, final_state, score"
+    )
     meta: dict[str, Any] = Field(default_factory=dict)
 
     @property

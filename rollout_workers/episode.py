@@ -108,14 +108,18 @@ async def run_episode(
     ep = _Episode(task, traj, episode_id, browser, policy, builder, settings)
     step_timeout = settings.step_timeout
     try:
+        t0 = time.perf_counter()
         obs = await browser.reset(task, sandbox, episode_id, timeout=step_timeout * 2)
+        traj.timings["reset"] = time.perf_counter() - t0
         for index in range(settings.max_turns):
             obs, done = await _turn(ep, index, obs)
             if done:
                 break
         else:
             traj.termination = "max_turns"
+        t0 = time.perf_counter()
         final: FinalState = await browser.final_state(timeout=step_timeout)
+        traj.timings["final_state"] = time.perf_counter() - t0
     except Exception as e:  # noqa: BLE001 - any harness failure makes the episode (and its group) re-runnable
         traj.failure = f"{type(e).__name__}: {e}"[:500]
         traj.termination = "error"

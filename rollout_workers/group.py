@@ -172,7 +172,10 @@ class RolloutWorker:
             task_id=task.task_id, trajectories=[r.trajectory for r in last], iteration=iteration
         )
         if not group.failed:
+            t0 = time.perf_counter()
             await self._score(task, last)
+            for r in last:  # the group's members are scored together: each waited this long
+                r.trajectory.timings["score"] = time.perf_counter() - t0
         if self.sandboxes is not None:
             await asyncio.gather(*(self.sandboxes.drop(t) for t in used if t), return_exceptions=True)
         for r in last:

@@ -10,7 +10,7 @@ from collections import Counter as _Count
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from common.records import TrajectoryGroup
+from common.records import Trajectory, TrajectoryGroup
 
 _LATENCY_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30]
 _TURN_BUCKETS = [1, 2, 3, 5, 8, 12, 16, 24, 32]
@@ -174,6 +174,8 @@ class RolloutSummary:
     generated_tokens: int = 0
     seconds: float | None = None
     generate_tokens_per_s: float | None = None
+    # mean seconds per episode in each stage (the turns' stages summed over the episode): where the time goes
+    episode_seconds: dict[str, float] = field(default_factory=dict)
     curriculum: dict[str, Any] | None = None  # RL: the task sampler's template weights after this batch
 
     def to_json(self) -> dict[str, Any]:
@@ -230,4 +232,24 @@ def summarize(groups: list[TrajectoryGroup], seconds: float | None = None) -> Ro
         generated_tokens=gen_tokens,
         seconds=seconds or None,
         generate_tokens_per_s=gen_tokens / seconds if seconds else None,
+        episode_seconds=_stage_seconds(trajs),
     )
+
+
+EPISODE_STAGES = ("reset", "prompt", "generate", "step", "final_state", "score")
+
+
+def _stage_seconds(trajs: list[Trajectory]) -> dict[str, float]:
+    """Mean seconds per episode of each stage that was timed: reset, final state and score once per episode,
+    prompt building, generation and the browser step summed over its turns. Episodes that failed are left out."""
+    played = [t for t in trajs if not t.failure]
+    out = {}
+    for stage in EPISODE_STAGES:
+        per_episode = [
+            t.timings[stage] if stage in t.timings else sum(u.timings.get(stage, 0.0) for u in t.turns)
+            for t in played
+            if stage in t.timings or any(stage in u.timings for u in t.turns)
+        ]
+        if per_episode:
+            out[stage] = round(statistics.fmean(per_episode), 4)
+    return out

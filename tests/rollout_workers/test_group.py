@@ -10,9 +10,10 @@ from __future__ import annotations
 import asyncio
 
 from common.config import load_config
-from common.records import FinalState, Observation, Reward
+from common.records import FinalState, Observation, Reward, Trajectory, TrajectoryGroup, Turn
 from common.tasks import Task
 from rollout_workers.group import BrowserPool, RolloutWorker
+from rollout_workers.metrics import summarize
 from rollout_workers.policy import Reply
 
 
@@ -330,3 +331,32 @@ def test_evaluate_samples_a_split_but_max_tasks_0_plays_every_task(monkeypatch):
     _, every = asyncio.run(ev.evaluate(worker, tasks, worker.cfg, progress=False, max_tasks=0))
     assert len(sampled) == 1
     assert sorted(t.task_id for g in every for t in g.trajectories) == [1001, 2001]
+
+
+def test_an_episode_times_its_reset_final_state_and_score_and_the_summary_averages_them():
+    class SlowRewarder(Rewarder):
+        async def ascore(self, task, final):
+            await asyncio.sleep(0.05)
+            return await super().ascore(task, final)
+
+    worker, _ = _worker([Browser(delay=0.1), Browser(delay=0.1)], rewarders=[SlowRewarder()])
+    group = asyncio.run(worker.run_group(_task(), 2, policy=Policy(["```click [1]```"])))
+    for t in group.trajectories:
+        assert set(t.timings) == {"reset", "final_state", "score"}
+        assert t.timings["reset"] >= 0.1 and t.timings["score"] >= 0.05
+    stages = summarize([group]).episode_seconds
+    assert stages["reset"] >= 0.1 and stages["score"] >= 0.05 and "generate" in stages and "step" in stages
+
+
+def test_stage_seconds_sum_a_stage_over_turns_average_over_episodes_and_skip_failed_ones():
+    def turn(generate, step):
+        return Turn(index=0, observation=Observation(text=""), timings={"generate": generate, "step": step})
+
+    played = [
+        Trajectory(task_id=1, turns=[turn(1.0, 0.5), turn(2.0, 0.5)], timings={"reset": 3.0, "score": 1.0}),
+        Trajectory(task_id=2, sample_idx=1, turns=[turn(1.0, 0.0)], timings={"reset": 1.0}),
+    ]
+    broken = Trajectory(task_id=3, failure="browser died", timings={"reset": 100.0})
+    stages = summarize([TrajectoryGroup(task_id=1, trajectories=[*played, broken])]).episode_seconds
+    # generate: (1 + 2) and 1 -> 2.0; step: 1.0 and 0.0 -> 0.5; score only where it was timed
+    assert stages == {"reset": 2.0, "generate": 2.0, "step": 0.5, "score": 1.0}
