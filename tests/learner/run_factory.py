@@ -202,4 +202,4 @@ def exported(t: Trajectory) -> Trajectory:
         )
         for k, x in enumerate(t.turns)
     ]
-    return t.model_copy(update={"turns": turns})
+    return t.model_copy(update={"turns": turns, "timings": {}})
