@@ -18,8 +18,8 @@ per turn) keeps a multi-turn episode, the unit of reward and of GRPO's groups, i
 prompt_texts is each turn's prompt decoded with the run's tokenizer (config.json's model.path, when it loads from
 local files: a fast tokenizer decodes a run in seconds); where it does not load, or with --tokenizer none, the
 column is null and the observations plus prompt_ids stand in. task_id is a string with task_id_is_int beside it
-(bundled-site ids are ints, MiniWoB++ ids strings; a column has one type). Not exported: the episode's and its turns' timings and
-screenshots, and the observation fields other than text, URL and last action error.
+(bundled-site ids are ints, MiniWoB++ ids strings; a column has one type). Not exported: the episode's and its
+turns' timings, screenshots, and the observation fields other than text, URL and last action error.
 
 Exactness: Parquet and `load_export` give back every value bit for bit. `datasets.load_dataset("json")` does for all
 but floats: pyarrow's JSON reader (26.0) builds an invalid array when a list column's first row holds two or more

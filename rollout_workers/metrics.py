@@ -236,20 +236,23 @@ def summarize(groups: list[TrajectoryGroup], seconds: float | None = None) -> Ro
     )
 
 
-EPISODE_STAGES = ("reset", "prompt", "generate", "step", "final_state", "score")
+_STAGES = ("reset", "prompt", "generate", "step", "final_state", "score")
 
 
 def _stage_seconds(trajs: list[Trajectory]) -> dict[str, float]:
     """Mean seconds per episode of each stage that was timed: reset, final state and score once per episode,
     prompt building, generation and the browser step summed over its turns. Episodes that failed are left out."""
-    played = [t for t in trajs if not t.failure]
     out = {}
-    for stage in EPISODE_STAGES:
-        per_episode = [
-            t.timings[stage] if stage in t.timings else sum(u.timings.get(stage, 0.0) for u in t.turns)
-            for t in played
-            if stage in t.timings or any(stage in u.timings for u in t.turns)
-        ]
+    for stage in _STAGES:
+        per_episode = [s for t in trajs if not t.failure and (s := _seconds_in(t, stage)) is not None]
         if per_episode:
             out[stage] = round(statistics.fmean(per_episode), 4)
     return out
+
+
+def _seconds_in(t: Trajectory, stage: str) -> float | None:
+    """The episode's own time for `stage`, else the sum over its turns; None where it was never timed."""
+    if stage in t.timings:
+        return t.timings[stage]
+    timed = [u.timings[stage] for u in t.turns if stage in u.timings]
+    return sum(timed) if timed else None
