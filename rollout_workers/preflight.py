@@ -28,7 +28,10 @@ def check_run(cfg: TrainConfig, splits: tuple[str, ...] = (), checkpoint: str | 
         )
     for split in splits:
         path = env.train_tasks if split == "train" else env.test_tasks
-        if path or env.kind == "webarena":  # the environments' own lists are checked by their tests
+        # the environments' own lists are checked by their tests; explicit MiniWoB++ seeds are checked here and the
+        # instructions the stored table lacks are read now (once per process), before Ray and the engine start
+        explicit = env.kind == "miniwob" and split == "test" and bool(cfg.eval.miniwob_seeds)
+        if path or env.kind == "webarena" or explicit:
             try:
                 split_tasks(cfg, split)
             except ValueError as e:

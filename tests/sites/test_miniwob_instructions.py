@@ -42,3 +42,16 @@ def test_seed_tasks_read_the_seeds_the_table_lacks(server):
     fresh = read_instructions({"enter-text": [UNSTORED[1]]}, url=server.url, fresh=True)
     assert tasks[0].intent == fresh["enter-text"][str(UNSTORED[1])] and tasks[0].intent.startswith("Enter")
     assert tasks[3].intent == utterances()["click-button"][str(SEEDS["test"][0])]
+
+
+def test_seeds_are_read_from_inside_a_running_event_loop(server):
+    """An async caller (the training driver resolving its evaluation's tasks) gets the same instructions: the read
+    runs on a thread of its own instead of failing in `asyncio.run`."""
+    import asyncio
+
+    async def in_the_loop() -> dict[str, dict[str, str]]:
+        return read_instructions({"enter-text": [UNSTORED[0]]}, url=server.url)
+
+    read = asyncio.run(in_the_loop())
+    assert read == read_instructions({"enter-text": [UNSTORED[0]]}, url=server.url, fresh=True)
+    assert read["enter-text"][str(UNSTORED[0])].startswith("Enter")
