@@ -156,9 +156,10 @@ def test_eval_miniwob_seeds_replace_the_test_split_and_bad_ones_are_refused_befo
         load_config(None, [*base, "eval.miniwob_seeds=200000", "environment.test_tasks=x.json"])
 
 
-def test_instructions_read_from_the_pages_are_read_once_per_process(monkeypatch: pytest.MonkeyPatch):
-    """A run reads the instructions of unstored seeds in its preflight and again when it evaluates: the second
-    time comes from what the first read (no page is opened)."""
+@pytest.fixture
+def page_reads(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, list[int]]]:
+    """The instruction reads a test asks for, recorded instead of opening pages (each seed reads as
+    "<task> #<seed>"), and an empty per-process table of what was read."""
     import sites.miniwob.instructions as instructions
     import sites.miniwob.tasks as tasks
 
@@ -169,43 +170,40 @@ def test_instructions_read_from_the_pages_are_read_once_per_process(monkeypatch:
     calls: list[dict[str, list[int]]] = []
     monkeypatch.setattr(instructions, "read_instructions", read)
     monkeypatch.setattr(tasks, "_READ", {})
+    return calls
+
+
+def test_instructions_read_from_the_pages_are_read_once_per_process(page_reads: list[dict[str, list[int]]]):
+    """A run reads the instructions of unstored seeds in its preflight and again when it evaluates: the second
+    time comes from what the first read (no page is opened)."""
     first = seed_configs([987_654, 100_000], ["click-button"])
     again = seed_configs([987_654], ["click-button"])
-    assert calls == [{"click-button": [987_654]}]  # the stored test seed is never read; the other once
+    assert page_reads == [{"click-button": [987_654]}]  # the stored test seed is never read; the other once
     assert first[0]["intent"] == again[0]["intent"] == "click-button #987654"
 
 
 def test_the_preflight_reads_unstored_eval_seeds_before_the_driver_loop_runs(
-    monkeypatch: pytest.MonkeyPatch, tmp_path
+    page_reads: list[dict[str, list[int]]], tmp_path: Path
 ):
     """`learner.train` resolves its test tasks inside its event loop: the preflight (synchronous, before Ray)
     is where unstored `eval.miniwob_seeds` are read, so the evaluation inside the loop reads nothing; a train seed
     among them ends the preflight with one error line (exit status 2)."""
     import asyncio
 
-    import sites.miniwob.instructions as instructions
-    import sites.miniwob.tasks as tasks
     from rollout_workers.preflight import check_run
     from rollout_workers.stack import split_tasks
 
-    def read(wanted: dict[str, list[int]], url: str | None = None) -> dict[str, dict[str, str]]:
-        calls.append(wanted)
-        return {n: {str(s): f"{n} #{s}" for s in seeds} for n, seeds in wanted.items()}
-
-    calls: list[dict[str, list[int]]] = []
-    monkeypatch.setattr(instructions, "read_instructions", read)
-    monkeypatch.setattr(tasks, "_READ", {})
     (tmp_path / "config.json").write_text("{}")
     base = [f"model.path={tmp_path}", "environment.kind=miniwob", "environment.miniwob_tasks=[click-button]"]
     cfg = load_config(None, [*base, "eval.miniwob_seeds=200000-200001"])
     check_run(cfg, splits=("train", "test"))
-    assert calls == [{"click-button": [200_000, 200_001]}]
+    assert page_reads == [{"click-button": [200_000, 200_001]}]
 
     async def in_the_loop() -> list[str]:
         return [t.intent for t in split_tasks(cfg, "test")]
 
     assert asyncio.run(in_the_loop()) == ["click-button #200000", "click-button #200001"]
-    assert len(calls) == 1
+    assert len(page_reads) == 1
     with pytest.raises(SystemExit) as e:
         check_run(load_config(None, [*base, "eval.miniwob_seeds=200000,3"]), splits=("test",))
     assert e.value.code == 2
