@@ -18,11 +18,7 @@ reads the seeds the table lacks before its run starts.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
-
-T = TypeVar("T")
+from typing import Any
 
 # Tasks whose instruction on a reused page differs from a fresh page's (checked by `utterances --check`): none of
 # the listed tasks today; a task added here is read one fresh page per seed.
@@ -118,21 +114,20 @@ def read_instructions(
     wanted: dict[str, list[int]], *, url: str | None = None, parallel: int = 4, fresh: bool = False
 ) -> dict[str, dict[str, str]]:
     """`read_async` from synchronous code; serves the pages itself (a free port, for the call) when `url` is None.
-    Called from inside a running event loop (an async driver resolving its tasks), the read runs on a thread of
-    its own and the caller's loop waits for it."""
-    if url is not None:
-        return _run_blocking(read_async(wanted, url, parallel=parallel, fresh=fresh))
-    from sites.miniwob.server import MiniwobServer
-
-    with MiniwobServer() as srv:
-        return _run_blocking(read_async(wanted, srv.url, parallel=parallel, fresh=fresh))
-
-
-def _run_blocking(coro: Coroutine[Any, Any, T]) -> T:
-    """`asyncio.run(coro)`, on a helper thread when this thread already runs a loop (asyncio.run refuses it)."""
+    Refused inside a running event loop, where it would stall that loop for a browser launch and the reads: async
+    callers read before their loop starts (the run preflight does for `eval.miniwob_seeds`)."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(coro)
-    with ThreadPoolExecutor(1, thread_name_prefix="miniwob-instructions") as pool:
-        return pool.submit(asyncio.run, coro).result()
+        pass
+    else:
+        raise RuntimeError(
+            "read_instructions was called inside a running event loop: read the seeds before it starts "
+            "(rollout_workers.preflight.check_run does for eval.miniwob_seeds), or await read_async"
+        )
+    if url is not None:
+        return asyncio.run(read_async(wanted, url, parallel=parallel, fresh=fresh))
+    from sites.miniwob.server import MiniwobServer
+
+    with MiniwobServer() as srv:
+        return asyncio.run(read_async(wanted, srv.url, parallel=parallel, fresh=fresh))
