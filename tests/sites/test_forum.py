@@ -7,6 +7,7 @@ import re
 
 import httpx
 import pytest
+from page_forms import submit
 
 from sites.forum import queries
 from sites.forum.constants import DB_GROUP, DEFAULT_USER
@@ -33,29 +34,29 @@ def test_post_vote_comment_edit_delete(browser, site_server, url):
     page.goto(f"{url}/submit/nyc")
     page.fill("#submission_title", "is car necessary in NYC")
     page.fill("#submission_body", "Moving next month.\nAny advice?")
-    page.click("#submission_submit")
+    submit(page, "#submission_submit")
     assert re.search(r"/f/nyc/\d+/is-car-necessary-in-nyc$", page.url)
     post_path = page.url
     inner = page.evaluate("document.querySelector('.submission__inner').outerText")
     assert "is car necessary in NYC" in inner and "Any advice?" in inner and DEFAULT_USER in inner
     assert "vote--user-upvoted" in page.evaluate(VOTE_CLASS)  # Postmill upvotes your own post
-    page.locator("div.submission__vote .vote__down").click()
+    submit(page, page.locator("div.submission__vote .vote__down"))
     assert "vote vote--user-downvoted" in page.evaluate(VOTE_CLASS)
-    page.locator("div.submission__vote .vote__down").click()  # clicking again retracts the vote
+    submit(page, page.locator("div.submission__vote .vote__down"))  # clicking again retracts the vote
     assert page.evaluate(VOTE_CLASS) == "vote"
 
     page.fill("#comment_comment", "???")
-    page.click("#comment_submit")
+    submit(page, "#comment_submit")
     assert page.url == post_path
     assert page.evaluate("document.querySelector('.comment__body').outerText") == "???"
     page.locator("details.comment__reply summary").first.click()
     page.locator("details.comment__reply textarea").first.fill("a reply")
-    page.locator("details.comment__reply button").first.click()
+    submit(page, page.locator("details.comment__reply button").first)
     assert page.locator(".comment__replies .comment__body").first.inner_text() == "a reply"
 
     page.goto(post_path.rsplit("/", 1)[0] + "/-/edit")
     page.fill("#submission_body", "Every watch makes me feel like a kid again")
-    page.click("#submission_submit")
+    submit(page, "#submission_submit")
     assert (
         page.evaluate("document.querySelector('.submission__body').outerText")
         == "Every watch makes me feel like a kid again"
@@ -64,12 +65,12 @@ def test_post_vote_comment_edit_delete(browser, site_server, url):
 
     page.locator(".comment--top-level .comment__nav >> text=Edit").first.click()
     page.fill("#comment_comment", "edited comment")
-    page.click("#comment_submit")
+    submit(page, "#comment_submit")
     assert page.evaluate("document.querySelector('.comment__body').outerText") == "edited comment"
-    page.locator(".comment--top-level .comment__delete").first.click()
+    submit(page, page.locator(".comment--top-level .comment__delete").first)
     assert page.locator(".comment__body").count() == 0  # the reply went with its parent
 
-    page.locator(".submission__delete").click()
+    submit(page, page.locator(".submission__delete"))
     assert page.url.endswith("/f/nyc")
     assert page.goto(post_path).status == 404
     page.context.close()
@@ -78,12 +79,12 @@ def test_post_vote_comment_edit_delete(browser, site_server, url):
 def test_subscribe_biography_and_listings(browser, site_server, url):
     page = new_page(browser, site_server)
     page.goto(f"{url}/f/MachineLearning")
-    page.click("button.subscribe-button--subscribe")
+    submit(page, "button.subscribe-button--subscribe")
     page.goto(f"{url}/")
     assert "MachineLearning" in page.evaluate('document.querySelector("#sidebar > section").outerText')
     page.goto(f"{url}/user/{DEFAULT_USER}/edit_biography")
     page.fill("#user_biography_biography", "Seeking SDE positions")
-    page.click("#user_biography_submit")
+    submit(page, "#user_biography_submit")
     assert (
         page.evaluate('document.querySelector(".user-bio__biography").outerText') == "Seeking SDE positions"
     )
@@ -115,7 +116,7 @@ def test_default_is_read_only(browser, site_server, url):
     page.goto(f"{url}{before['path']}")
     assert page.locator(".site-nav__user").inner_text() == DEFAULT_USER  # logged in on the default too
     with page.expect_response(lambda r: r.request.method == "POST") as info:
-        page.locator("div.submission__vote .vote__down").click()
+        submit(page, page.locator("div.submission__vote .vote__down"))
     assert info.value.status == 403
     assert "read-only default; open a sandbox" in page.content()
     assert queries.post(db, 1) == before

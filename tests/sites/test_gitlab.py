@@ -9,6 +9,7 @@ import re
 
 import httpx
 import pytest
+from page_forms import submit
 
 from sites.gitlab import queries
 from sites.gitlab.constants import DB_GROUP, DEFAULT_USER
@@ -55,7 +56,7 @@ def test_issue_lifecycle(sandboxed, url):
     page.fill("#issue_description", "Several links are broken.")
     page.select_option("#issue_label_ids", label="bug")
     page.fill("#issue_due_date", "2030-01-03")
-    page.click("[data-testid='issuable-create-button']")
+    submit(page, "[data-testid='issuable-create-button']")
     assert re.search(rf"/{project}/-/issues/\d+$", page.url)
     assert (
         page.evaluate("document.querySelector('[data-qa-selector=\"title_content\"]').outerText")
@@ -67,12 +68,12 @@ def test_issue_lifecycle(sandboxed, url):
     assignee_block = "document.querySelector('.block.assignee').outerText"
     # the block holds its value only, not the edit form
     assert "Byte Blaze" not in page.evaluate(assignee_block)
-    page.click("button.assign-yourself")
+    submit(page, "button.assign-yourself")
     assert "Byte Blaze" in page.evaluate(assignee_block)
     page.fill("#note-body", "Good idea")
-    page.click("[data-testid='comment-button']")
+    submit(page, "[data-testid='comment-button']")
     assert page.evaluate(NOTES_LAST_JS) == "Good idea"
-    page.click("[data-testid='close-issue-button']")
+    submit(page, "[data-testid='close-issue-button']")
     assert page.inner_text("[data-testid='issue-state-badge']") == "Closed"
     iid = int(page.url.rsplit("/", 1)[1])
     issue = next(i for i in queries.issues(db(), project) if i["iid"] == iid)
@@ -98,11 +99,11 @@ def test_members_stars_and_merge_request(sandboxed, url):
     page.goto(f"{url}/{project}/-/project_members")
     page.fill("#invite_user_ids", outsider)
     page.select_option("#invite_access_level", label="Guest")
-    page.click("[data-testid='invite-button']")
+    submit(page, "[data-testid='invite-button']")
     assert member_role(page, outsider) == "Guest"
     assert member_role(page, DEFAULT_USER) == "Owner"
     page.select_option(f"select[aria-label='Role of {outsider}']", label="Maintainer")
-    page.click(f"button[aria-label='Update role of {outsider}']")
+    submit(page, f"button[aria-label='Update role of {outsider}']")
     assert member_role(page, outsider) == "Maintainer"
     assert queries.members(db(), project)[outsider] == "Maintainer"
 
@@ -113,7 +114,7 @@ def test_members_stars_and_merge_request(sandboxed, url):
     )
     page.goto(f"{url}/{target}")
     before = int(page.inner_text(".star-count"))
-    page.click("button.star-btn")
+    submit(page, "button.star-btn")
     assert (
         page.inner_text("button.star-btn") == "Unstar" and int(page.inner_text(".star-count")) == before + 1
     )
@@ -129,7 +130,7 @@ def test_members_stars_and_merge_request(sandboxed, url):
     page.select_option("#merge_request_target_branch", "main")
     page.fill("#merge_request_title", "Rework the prompt")
     page.select_option("#merge_request_reviewer_ids", value=str(_user_id(page, outsider)))
-    page.click("[data-testid='issuable-create-button']")
+    submit(page, "[data-testid='issuable-create-button']")
     links = page.evaluate(
         "[...document.querySelectorAll('.detail-page-description > a.gl-font-monospace')]"
         ".map(a => a.outerText)"
@@ -149,7 +150,7 @@ def test_settings_tokens_and_new_project(sandboxed, url):
     page.fill("#personal_access_token_name", "ci-bot")
     page.check("#personal_access_token_scopes_read_api")
     page.check("#personal_access_token_scopes_read_repository")
-    page.click("[data-testid='create-token-button']")
+    submit(page, "[data-testid='create-token-button']")
     assert page.input_value("#created-personal-access-token").startswith("glpat-")
     assert queries.access_tokens(db(), DEFAULT_USER)[0] == {
         "name": "ci-bot",
@@ -162,14 +163,14 @@ def test_settings_tokens_and_new_project(sandboxed, url):
     page.goto(f"{url}/-/profile/account")
     old = page.input_value("#feed_token")
     assert old == queries.user(db(), DEFAULT_USER)["feed_token"]
-    page.click("[data-testid='reset-feed-token']")
+    submit(page, "[data-testid='reset-feed-token']")
     new = page.input_value("#feed_token")
     assert new != old and len(new) == 20 and queries.user(db(), DEFAULT_USER)["feed_token"] == new
 
     page.goto(f"{url}/-/profile")
     page.fill("#user_status_message", "Enjoying life")
     page.fill("#user_website_url", "https://egg.tart.com")
-    page.click("[data-testid='update-profile-button']")
+    submit(page, "[data-testid='update-profile-button']")
     page.goto(f"{url}/{DEFAULT_USER}")
     assert page.evaluate("document.querySelector('.cover-status').lastChild.textContent") == "Enjoying life"
     assert (
@@ -181,7 +182,7 @@ def test_settings_tokens_and_new_project(sandboxed, url):
     page.fill("#project_name", "web agent android")
     page.select_option("#project_template_name", label="Android")
     page.check("#project_visibility_level_0")
-    page.click("[data-testid='project-create-button']")
+    submit(page, "[data-testid='project-create-button']")
     assert page.url.endswith(f"/{DEFAULT_USER}/web-agent-android")
     assert page.evaluate("document.querySelector('.visibility-icon').getAttribute('title')") == "Private"
     page.goto(f"{url}/{DEFAULT_USER}/web-agent-android/-/commits")
