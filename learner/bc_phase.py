@@ -20,11 +20,21 @@ from learner.run_parts import RunParts
 
 
 def held_out_split(demos: list[Trajectory], held: int) -> tuple[list[Trajectory], list[Trajectory]]:
-    """(train, held out): `held` demonstrations spread over templates, every k-th of the template-balanced list;
-    none when there are not more than twice as many."""
+    """(train, held out): `held` demonstrations spread over templates, none when there are not more than twice as
+    many. The held-out ones come one per template, from the last demonstration of each template in list order,
+    and only from templates that keep another one to train on (a second round takes the next-to-last ones): a
+    template is never held out entirely, and the same list always splits the same way."""
     held = held if len(demos) > 2 * held else 0
-    step = max(1, len(demos) // held) if held else 0
-    held_out = demos[::step][:held] if held else []
+    by_template: dict[Any, list[Trajectory]] = {}
+    for d in demos:
+        by_template.setdefault(d.meta.get("template"), []).append(d)
+    held_out: list[Trajectory] = []
+    depth = 1
+    while len(held_out) < held and any(len(ds) > depth for ds in by_template.values()):
+        for ds in by_template.values():
+            if len(ds) > depth and len(held_out) < held:
+                held_out.append(ds[-depth])
+        depth += 1
     train = [d for d in demos if all(d is not h for h in held_out)]
     return train, held_out
 

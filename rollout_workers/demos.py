@@ -122,6 +122,7 @@ async def _play(
     if not chosen:
         return
     budget = cfg.inference.max_new_tokens
+    first = len(kept)
     async for group in worker.run_groups(chosen, 1, evaluation=True, policy=policy):
         for t in group.trajectories:
             template = t.meta.get("template")
@@ -146,6 +147,10 @@ async def _play(
                     max(long),
                 )
             kept.append(t)
+    # plays finish in any order: the kept ones follow `chosen` (the seeded, template-balanced order), so a run's
+    # demonstrations and its held-out split do not depend on which browser was faster
+    order = {t.task_id: i for i, t in enumerate(chosen)}
+    kept[first:] = sorted(kept[first:], key=lambda t: order[t.task_id])
 
 
 def main(argv: list[str] | None = None) -> int:
