@@ -5,7 +5,11 @@ observation extraction, but after every action `page.wait_for_timeout(3000)` ins
 (load state + network quiet + DOM mutation-quiet). Only the waiting differs, so the ratio is what the settle
 policy buys. Pages: the local test fixtures and, when the sites package exists, the bundled shopping site.
 
-    .venv/bin/python bench/bench_browser.py [--steps 20] [--baseline-steps 4]
+Also MiniWoB++ resets (the 8 tasks of configs/miniwob_cpu.yaml, 3 test seeds each, rounds alternating): seconds and
+CPU-seconds of every process of this bench (Chromium and its driver included) per reset, with the last episode's tab
+reused (`browser.reuse_miniwob_tab`, the default) against a fresh context per episode.
+
+    .venv/bin/python bench/bench_browser.py [--steps 20] [--baseline-steps 4] [--reset-rounds 2]
 """
 
 from __future__ import annotations
@@ -133,6 +137,64 @@ def compare(label: str, make_actor: Any, task: Task, steps: list, args: Any, san
     )
 
 
+def _cpu_seconds() -> float:
+    """User + system CPU-seconds of this process and every live descendant (Chromium, Playwright's driver)."""
+    import psutil
+
+    total = 0.0
+    for proc in [psutil.Process(), *psutil.Process().children(recursive=True)]:
+        try:
+            t = proc.cpu_times()
+            total += t.user + t.system
+        except psutil.Error:
+            pass
+    return total
+
+
+def miniwob_resets(rounds: int) -> list[Figure]:
+    """Per MiniWoB++ reset: wall and CPU seconds with the tab reused against a fresh context (same tasks)."""
+    from common.config import load_config
+    from sites.miniwob.server import MiniwobServer
+    from sites.miniwob.tasks import load_split
+
+    names = load_config(str(ROOT / "configs" / "miniwob_cpu.yaml")).environment.miniwob_tasks
+    wall: dict[bool, list[float]] = {True: [], False: []}
+    cpu: dict[bool, list[float]] = {True: [], False: []}
+    with MiniwobServer() as srv:
+        tasks = [t.with_urls({"miniwob": srv.url}) for n in names for t in load_split("test", [n])[:3]]
+        for _ in range(rounds):
+            for reuse in (False, True):
+                actor = BrowserActor(BrowserConfig(reuse_miniwob_tab=reuse), env_urls={"miniwob": srv.url})
+                try:
+                    actor.reset(tasks[-1])  # warm-up: the browser launch and the first context
+                    c0, t0 = _cpu_seconds(), time.perf_counter()
+                    for t in tasks:
+                        actor.reset(t)
+                    wall[reuse].append((time.perf_counter() - t0) / len(tasks))
+                    cpu[reuse].append((_cpu_seconds() - c0) / len(tasks))
+                finally:
+                    actor.close()
+    w = {k: statistics.median(v) for k, v in wall.items()}
+    c = {k: statistics.median(v) for k, v in cpu.items()}
+    print(f"MiniWoB++ reset ({len(tasks)} tasks x {rounds} rounds), median of rounds:")
+    print(f"  tab reused       {w[True] * 1e3:7.0f} ms   {c[True]:.3f} CPU-s")
+    print(f"  fresh context    {w[False] * 1e3:7.0f} ms   {c[False]:.3f} CPU-s")
+    return [
+        Figure(
+            "MiniWoB++ reset, seconds: tab reused / fresh context",
+            f"{w[True]:.3f} s",
+            f"{w[False]:.3f} s",
+            w[True] / w[False],
+        ),
+        Figure(
+            "MiniWoB++ reset, CPU-seconds (all processes): tab reused / fresh context",
+            f"{c[True]:.3f} CPU-s",
+            f"{c[False]:.3f} CPU-s",
+            c[True] / c[False],
+        ),
+    ]
+
+
 def _p90(xs: list[float]) -> float:
     return sorted(xs)[max(0, int(len(xs) * 0.9) - 1)]
 
@@ -142,6 +204,7 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=24, help="steps measured with our settle wait")
     ap.add_argument("--baseline-steps", type=int, default=4, help="steps measured with the 3 s sleep")
     ap.add_argument("--mode", choices=["html", "axtree"], default="html")
+    ap.add_argument("--reset-rounds", type=int, default=2, help="MiniWoB++ reset rounds per arm (0 = skip)")
     args = ap.parse_args()
     cfg = BrowserConfig(observation=args.mode)
 
@@ -160,6 +223,8 @@ def main() -> None:
                 args,
             )
         ]
+    if args.reset_rounds > 0:
+        figures += miniwob_resets(args.reset_rounds)
     try:
         from sites.server import SiteServer
     except ImportError:

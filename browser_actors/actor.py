@@ -172,7 +172,10 @@ class BrowserActor:
         if self.local_urls:
             task = task.with_urls(self.local_urls)
         E.check_filled(task)
-        await self._end_episode()
+        state = E.storage_state_path(task, self.auth_dir)
+        tab = await self._reusable_tab(task, sandbox, state)
+        if tab is None:
+            await self._end_episode()
         self._new_episode(sandbox, episode_id or str(task.task_id))
         self._sites = E.site_urls(task, self.env_urls)
         self._allow = AllowList(E.allowed_urls(task, self.env_urls))
@@ -180,15 +183,17 @@ class BrowserActor:
         for u in urls:
             if why := self._allow.check(u):
                 raise ValueError(f"task {task.task_id}: start URL {u} is not allowed: {why}")
-        state = E.storage_state_path(task, self.auth_dir)
         self._last_good_url = urls[0] if urls else "about:blank"
-        ep = await self._open_context(str(state) if state else None)
-        if self._episode_dir() and self.cfg.traces:
-            await ep.context.tracing.start(screenshots=True, snapshots=True)
-            self._tracing = True
-        pages = [await ep.context.new_page() for _ in urls or ["about:blank"]]
-        for p in pages:
-            await ep.confine(p)
+        if tab is not None:
+            ep, pages = self._ep, [tab]
+        else:
+            ep = await self._open_context(str(state) if state else None)
+            if self._episode_dir() and self.cfg.traces:
+                await ep.context.tracing.start(screenshots=True, snapshots=True)
+                self._tracing = True
+            pages = [await ep.context.new_page() for _ in urls or ["about:blank"]]
+            for p in pages:
+                await ep.confine(p)
         errors = []
         for p, u in zip(pages, urls, strict=False):
             try:
@@ -205,6 +210,46 @@ class BrowserActor:
             self._miniwob = (task.miniwob, utterance)
         ep.begin_step()
         return await self._guarded(self._after_action("; ".join(errors) or None), "reset")
+
+    async def _reusable_tab(self, task: Task, sandbox: str | None, state: Path | None) -> Any:
+        """The last episode's tab, emptied for `task`, when `browser.reuse_miniwob_tab` lets a MiniWoB++ episode
+        follow another on the same sites; else None (the caller opens a fresh context). MiniWoB++ pages have no
+        login, sandbox or server state, and what a page leaves in the browser is removed here: the other tabs
+        are closed, the origin's storage (local storage, IndexedDB, caches, cookies) is cleared through CDP, the
+        tab's session storage and every cookie of the context too; the next page load replaces the document and
+        its scripts, and the history is reset after it as on every reset. What this saves is a new context and a
+        new renderer process per episode (bench/bench_browser.py, its MiniWoB++ reset figure)."""
+        ep, page = self._ep, self._page
+        urls = E.start_urls(task)
+        if not (
+            self.cfg.reuse_miniwob_tab
+            and task.miniwob is not None
+            and self._miniwob is not None  # the last episode was a MiniWoB++ one too
+            and sandbox is None
+            and state is None
+            and not self.cfg.traces
+            and len(urls) == 1
+            and ep is not None
+            and page is not None
+            and not page.is_closed()
+            and page not in ep.crashed
+            and E.site_urls(task, self.env_urls) == self._sites
+            and ep.allow.check(urls[0]) is None  # the context's routes and the tab's confinement allow it
+        ):
+            return None
+        try:
+            for other in [p for p in ep.pages if p is not page]:
+                await asyncio.wait_for(other.close(run_before_unload=False), 5)
+                ep.forget(other)
+            await asyncio.wait_for(page.evaluate("() => { try { sessionStorage.clear(); } catch (e) {} }"), 5)
+            origin = MW.origin(page.url)
+            if origin:
+                cdp = await ep.cdp_for(page)
+                await cdp.send("Storage.clearDataForOrigin", {"origin": origin, "storageTypes": "all"})
+            await ep.context.clear_cookies()
+        except Exception:  # noqa: BLE001 - a tab that will not empty is not reused: a fresh context follows
+            return None
+        return page
 
     async def _end_episode(self) -> None:
         if self._ep is None:

@@ -117,6 +117,14 @@ class BrowserConfig(_Section):
     settle_timeout_s: float = Field(5.0, description="max wait for the page to settle after an action")
     screenshots: bool = Field(False, description="save a PNG per step next to the trajectory")
     traces: bool = Field(False, description="save a Playwright trace per episode")
+    reuse_miniwob_tab: bool = Field(
+        True,
+        description="a MiniWoB++ episode that follows another on the same actor loads its page in the last "
+        "episode's tab, after the other tabs are closed and the origin's storage, the session storage and the "
+        "cookies are cleared (these pages have no login, sandbox or server state), instead of a fresh context: no "
+        "new context and renderer process per episode. Web-site episodes always get a fresh context; so does "
+        "every episode with browser.traces on",
+    )
     blocked_patterns: list[str] = Field(
         default_factory=list, description="regexes of URLs / element texts the guard refuses"
     )

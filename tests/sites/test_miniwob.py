@@ -166,6 +166,48 @@ def test_same_seed_same_problem_and_instruction_checked(actor, server):
         actor.reset(wrong)
 
 
+def test_a_miniwob_episode_after_another_reuses_the_tab_and_keeps_nothing_of_the_last_one(actor, server):
+    """`browser.reuse_miniwob_tab` (on by default): the next episode loads in the last one's tab, not in a fresh
+    context; the other tabs are closed and the local storage, session storage and cookies the last page left are
+    gone. Its first observation is the one a fresh context shows, and with the switch off every reset gets a new
+    context."""
+    from browser_actors.actor import BrowserActor
+
+    first, second = task(server, "click-button", k=0), task(server, "click-tab", k=1)
+    actor.mode = "html"
+    actor.reset(first)
+    tab = actor.page
+
+    async def leave_traces(page):
+        await page.evaluate(
+            """() => { localStorage.setItem('k', '1'); sessionStorage.setItem('k', '1');
+                       document.cookie = 'k=1; path=/'; window.open(location.href); }"""
+        )
+
+    async def traces(page):
+        return await page.evaluate("() => [localStorage.length, sessionStorage.length, document.cookie]")
+
+    actor.call(leave_traces)
+    assert actor.call(traces) == [1, 1, "k=1"]
+    assert len(actor.final_state().tabs) == 2
+    obs = actor.reset(second)
+    assert actor.page is tab
+    assert actor.call(traces) == [0, 0, ""]
+    final = actor.final_state()
+    assert final.tabs == [server.task_url("click-tab")] and final.storage_state["cookies"] == []
+    fresh = BrowserActor(
+        BrowserConfig(step_timeout_s=15, settle_timeout_s=3, reuse_miniwob_tab=False),
+        env_urls={"miniwob": server.url},
+    )
+    try:
+        assert fresh.reset(second).text == obs.text
+        before = fresh.page
+        fresh.reset(first)
+        assert fresh.page is not before
+    finally:
+        fresh.close()
+
+
 def test_reloaded_page_loses_the_seeded_episode(actor, rewarder, server):
     t = task(server, "click-test")
     actor.reset(t)
