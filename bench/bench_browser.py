@@ -138,14 +138,16 @@ def compare(label: str, make_actor: Any, task: Task, steps: list, args: Any, san
 
 
 def _cpu_seconds() -> float:
-    """User + system CPU-seconds of this process and every live descendant (Chromium, Playwright's driver)."""
+    """CPU-seconds (user + system) of this process and every live descendant (Chromium, Playwright's driver),
+    with those of the descendants that exited and were reaped: a renderer closed with its context counts in the
+    process that reaped it (its children_user / children_system), not nowhere."""
     import psutil
 
     total = 0.0
     for proc in [psutil.Process(), *psutil.Process().children(recursive=True)]:
         try:
             t = proc.cpu_times()
-            total += t.user + t.system
+            total += t.user + t.system + t.children_user + t.children_system
         except psutil.Error:
             pass
     return total
