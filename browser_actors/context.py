@@ -1,6 +1,7 @@
 """One episode's browser context: its tabs, and what happened in them during the current step.
 
-The actor opens one `EpisodeContext` per episode (so cookies, storage and sandboxes never leak between episodes)
+The actor opens one `EpisodeContext` per episode (so cookies, storage and sandboxes never leak between episodes;
+a MiniWoB++ episode may follow another in its emptied tab, `BrowserActor._reusable_tab`)
 and reads, after each action, the events collected here: navigations refused by the allow-list or the guard,
 pop-ups the page opened, redirects that left the allow-list, crashed pages. Every page is confined in Chromium
 (common/confine.py: redirect hops and sub-resources off the list are failed before they are sent); a
