@@ -1,8 +1,8 @@
 """Waiting for a page to settle after an action, without fixed sleeps.
 
-A page is settled when (1) its document has been parsed (`domcontentloaded`), (2) the DOM has seen no mutation for
-`QUIET_MS` since the page last received input from the action (our own id stamps excluded; never earlier than the
-action's start), and (3) no request that can change what the agent reads is in flight (images, fonts and media are
+A page is settled when (1) its document has been parsed (`domcontentloaded`), (2) the DOM has seen no mutation, and
+the page has started or finished no fetch / XHR, for `QUIET_MS` since the page last received input from the action
+(our own id stamps excluded; never earlier than the action's start), and (3) no request that can change what the agent reads is in flight (images, fonts and media are
 ignored; a request older than `LONG_POLL_S` that is not a navigation is taken to be a long poll). Mutations and input
 events are timed by a clock every document of the episode's context starts with (`MUTATION_CLOCK_JS`, an init
 script), so quiet time that passed while Playwright was still returning from the action counts: typing that
@@ -28,9 +28,9 @@ LONG_POLL_S = 2.0  # requests running longer than this (not navigations) do not 
 _IGNORED_TYPES = {"image", "font", "media", "websocket", "eventsource", "ping", "manifest", "texttrack"}
 
 # Every document of an episode starts with this (BrowserContext.add_init_script): the wall-clock time of its last
-# DOM mutation (our own id stamps excluded) or input event, whichever came later. An input event counts because the
-# quiet window must start when the page received the action (a click handler's timer is what the window waits
-# for), not when Playwright began it (actionability checks come first). Wall-clock (Date.now) so Python can give
+# DOM mutation (our own id stamps excluded), input event, or fetch / XHR start or end, whichever came later. An input
+# event counts because the quiet window must start when the page received the action (a click handler's timer is
+# what the window waits for), not when Playwright began it (actionability checks come first). Wall-clock (Date.now) so Python can give
 # the action's start as a lower bound. `_CLOCK` installs it on the document it runs in (once) and returns it.
 _CLOCK = """
 () => {
@@ -43,6 +43,15 @@ _CLOCK = """
   const touched = () => { clock.last = now(); };
   for (const type of ['mousedown', 'mouseup', 'click', 'keydown', 'keyup', 'input', 'change', 'wheel', 'scroll', 'submit'])
     window.addEventListener(type, touched, { capture: true, passive: true });
+  // A fetch or XHR the page starts or finishes is activity too: the page knows of it at once, while Playwright's
+  // request event can reach Python after the quiet wait's answer (a timer's fetch then looked like a quiet page).
+  const pageFetch = window.fetch;
+  if (typeof pageFetch === 'function')
+    window.fetch = function (...args) { touched(); const p = pageFetch.apply(this, args); p.then(touched, touched); return p; };
+  if (typeof XMLHttpRequest === 'function') {
+    const send = XMLHttpRequest.prototype.send;
+    XMLHttpRequest.prototype.send = function (...args) { touched(); this.addEventListener('loadend', touched); return send.apply(this, args); };
+  }
   return clock;
 }
 """

@@ -29,6 +29,20 @@ def test_every_document_times_its_mutations_and_a_timer_soon_after_the_action_is
     # the init script's mutation clock is on the document (settle counts the quiet time from the action's start)
     clock = actor._loop.run(actor._page.evaluate("() => typeof window.__waMutations.last"))
     assert clock == "number"
+    # a fetch or XHR the page starts (and ends) moves the clock at once, before Playwright's request event reaches
+    # Python: a timer's request inside the quiet window keeps the wait going
+    starts = actor._loop.run(
+        actor._page.evaluate(
+            """async () => {
+                 const c = window.__waMutations; const marks = [];
+                 c.last = 0; const p = fetch('/slow?ms=50'); marks.push(c.last > 0);
+                 c.last = 0; await p; await null; marks.push(c.last > 0);
+                 c.last = 0; const x = new XMLHttpRequest(); x.open('GET', '/slow?ms=10'); x.send();
+                 marks.push(c.last > 0);
+                 return marks; }"""
+        )
+    )
+    assert starts == [True, True, True]
     # a DOM change 60 ms after the click, with no request: inside the quiet window, so in this observation
     obs = actor.step(R.Click(element_id=_id_of(obs.text, "Timer")))
     assert "timer fired" in obs.text

@@ -179,10 +179,12 @@ def test_a_miniwob_episode_after_another_reuses_the_tab_and_keeps_nothing_of_the
     tab = actor.page
 
     async def leave_traces(page):
-        await page.evaluate(
-            """() => { localStorage.setItem('k', '1'); sessionStorage.setItem('k', '1');
-                       document.cookie = 'k=1; path=/'; window.open(location.href); }"""
-        )
+        async with page.context.expect_page() as opened:  # the second tab exists once this returns
+            await page.evaluate(
+                """() => { localStorage.setItem('k', '1'); sessionStorage.setItem('k', '1');
+                           document.cookie = 'k=1; path=/'; window.open(location.href); }"""
+            )
+        await (await opened.value).wait_for_load_state("domcontentloaded")
 
     async def traces(page):
         return await page.evaluate("() => [localStorage.length, sessionStorage.length, document.cookie]")
