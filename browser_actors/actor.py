@@ -44,6 +44,7 @@ from common import records as R
 from common.chromium import CHROMIUM_ARGS, chromium_executable
 from common.config import BrowserConfig
 from common.loop import LoopThread
+from common.net import origin
 from common.sites import site_key
 from common.tasks import Task
 from common.text import cut
@@ -247,10 +248,9 @@ class BrowserActor:
                 await asyncio.wait_for(other.close(run_before_unload=False), 5)
                 ep.forget(other)
             await asyncio.wait_for(page.evaluate("() => { try { sessionStorage.clear(); } catch (e) {} }"), 5)
-            origin = MW.origin(page.url)
-            if origin:
+            if served := origin(page.url):
                 cdp = await ep.cdp_for(page)
-                await cdp.send("Storage.clearDataForOrigin", {"origin": origin, "storageTypes": "all"})
+                await cdp.send("Storage.clearDataForOrigin", {"origin": served, "storageTypes": "all"})
             await ep.context.clear_cookies()
         except Exception:  # noqa: BLE001 - a tab that will not empty is not reused: a fresh context follows
             return None

@@ -17,7 +17,6 @@ A reloaded or different page has no `__waMiniwob` marker with the episode's seed
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlsplit
 
 from common.records import MiniwobResult
 from common.tasks import MiniwobSpec
@@ -82,9 +81,3 @@ def check_intent(task_id: Any, intent: str, utterance: str) -> None:
             f"task {task_id}: intent {intent!r} differs from the page's instruction {utterance!r} "
             "(regenerate the MiniWoB++ task list: python -m sites.miniwob tasks)"
         )
-
-
-def origin(url: str) -> str | None:
-    """scheme://host[:port] of an http(s) URL, else None (about:blank has no storage to clear)."""
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}" if parts.scheme in ("http", "https") and parts.netloc else None

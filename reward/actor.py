@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +30,7 @@ from common.chromium import CHROMIUM_ARGS, chromium_executable
 from common.config import RewardConfig
 from common.confine import OffList, checked_get, confine
 from common.loop import LoopThread
+from common.net import origin
 from common.records import FinalState, Reward
 from common.sites import SANDBOX_COOKIE
 from common.tasks import PLACEHOLDERS, Task
@@ -65,7 +65,7 @@ class _Session:
         if self._context is None:
             self._context, self._page = await self.actor._page_for(self.allow, self.storage_state)
             if self.final.sandbox:
-                origins = {_origin(u) for u in self.final.env_urls.values() or self.actor.env_urls.values()}
+                origins = {origin(u) for u in self.final.env_urls.values() or self.actor.env_urls.values()}
                 await self._context.add_cookies(
                     [
                         {"name": SANDBOX_COOKIE, "value": self.final.sandbox, "url": o}
@@ -168,11 +168,6 @@ def _filled(task: Task) -> Task:
             "(Task.with_urls(environment urls))"
         )
     return task
-
-
-def _origin(url: str) -> str:
-    p = urllib.parse.urlparse(url)
-    return f"{p.scheme}://{p.netloc}" if p.scheme and p.netloc else ""
 
 
 class RewardActor:
