@@ -207,7 +207,7 @@ class BrowserActor:
             except Exception as e:  # noqa: BLE001 - reported in the observation, the episode can still act
                 errors.append(f"could not open {u}: {e}".splitlines()[0])
             # the start page is the first history entry: go_back must not reach blank
-            await _forget_history(p)
+            await _forget_history(ep, p)
         self._page = pages[0]
         await self._page.bring_to_front()
         if task.miniwob is not None:  # seed and start the page's episode before the first observation
@@ -440,10 +440,9 @@ class BrowserActor:
         return self.output_dir / (self._episode_id or "episode")
 
 
-async def _forget_history(page: Any) -> None:
+async def _forget_history(ep: EpisodeContext, page: Any) -> None:
+    """Drop `page`'s history, on the CDP session the episode keeps for the page (its confinement's)."""
     try:
-        cdp = await page.context.new_cdp_session(page)
-        await cdp.send("Page.resetNavigationHistory")
-        await cdp.detach()
+        await (await ep.cdp_for(page)).send("Page.resetNavigationHistory")
     except Exception:  # noqa: BLE001 - only the go_back edge case depends on it
         pass

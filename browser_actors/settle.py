@@ -2,11 +2,11 @@
 
 A page is settled when (1) its document has been parsed (`domcontentloaded`), (2) the DOM has seen no mutation, and
 the page has started or finished no fetch / XHR, for `QUIET_MS` since the page last received input from the action
-(our own id stamps excluded; never earlier than the action's start), and (3) no request that can change what the agent reads is in flight (images, fonts and media are
-ignored; a request older than `LONG_POLL_S` that is not a navigation is taken to be a long poll). Mutations and input
-events are timed by a clock every document of the episode's context starts with (`MUTATION_CLOCK_JS`, an init
-script), so quiet time that passed while Playwright was still returning from the action counts: typing that
-changes nothing settles QUIET_MS after its last key, not QUIET_MS after the call returned. A document without that
+(our own id stamps excluded; never earlier than the action's start), and (3) no request that can change what the
+agent reads is in flight (images, fonts and media are ignored; a request older than `LONG_POLL_S` that is not a
+navigation is taken to be a long poll). Mutations, input events and the page's fetch / XHR calls are timed by a
+clock every document of the episode's context starts with (`MUTATION_CLOCK_JS`, an init script), so quiet time
+that passed while Playwright was still returning from the action counts: typing that changes nothing settles QUIET_MS after its last key, not QUIET_MS after the call returned. A document without that
 clock is timed from the start of the wait. A navigation that replaces the document mid-wait restarts the wait on
 the new document, whose clock starts when it is created. The whole wait is bounded by `settle_timeout_s`; reaching
 the bound is not an error (the observation shows what is there). Not covered: a page that changes after a pure
@@ -30,8 +30,9 @@ _IGNORED_TYPES = {"image", "font", "media", "websocket", "eventsource", "ping", 
 # Every document of an episode starts with this (BrowserContext.add_init_script): the wall-clock time of its last
 # DOM mutation (our own id stamps excluded), input event, or fetch / XHR start or end, whichever came later. An input
 # event counts because the quiet window must start when the page received the action (a click handler's timer is
-# what the window waits for), not when Playwright began it (actionability checks come first). Wall-clock (Date.now) so Python can give
-# the action's start as a lower bound. `_CLOCK` installs it on the document it runs in (once) and returns it.
+# what the window waits for), not when Playwright began it (actionability checks come first). Wall-clock (Date.now)
+# so Python can give the action's start as a lower bound. `_CLOCK` installs it on the document it runs in (once)
+# and returns it.
 _CLOCK = """
 () => {
   if (window.__waMutations) return window.__waMutations;
@@ -47,10 +48,19 @@ _CLOCK = """
   // request event can reach Python after the quiet wait's answer (a timer's fetch then looked like a quiet page).
   const pageFetch = window.fetch;
   if (typeof pageFetch === 'function')
-    window.fetch = function (...args) { touched(); const p = pageFetch.apply(this, args); p.then(touched, touched); return p; };
+    window.fetch = function (...args) {
+      touched();
+      const p = pageFetch.apply(this, args);
+      p.then(touched, touched);
+      return p;
+    };
   if (typeof XMLHttpRequest === 'function') {
     const send = XMLHttpRequest.prototype.send;
-    XMLHttpRequest.prototype.send = function (...args) { touched(); this.addEventListener('loadend', touched); return send.apply(this, args); };
+    XMLHttpRequest.prototype.send = function (...args) {
+      touched();
+      this.addEventListener('loadend', touched);
+      return send.apply(this, args);
+    };
   }
   return clock;
 }
