@@ -5,14 +5,15 @@ the page has started or finished no fetch / XHR, for `QUIET_MS` since the page l
 (our own id stamps excluded; never earlier than the action's start), and (3) no request that can change what the
 agent reads is in flight (images, fonts and media are ignored; a request older than `LONG_POLL_S` that is not a
 navigation is taken to be a long poll). Mutations, input events and the page's fetch / XHR calls are timed by a
-clock every document of the episode's context starts with (`MUTATION_CLOCK_JS`, an init script), so quiet time
-that passed while Playwright was still returning from the action counts: typing that changes nothing settles
-QUIET_MS after its last key, not QUIET_MS after the call returned. A document without that clock is timed from the start of the wait. A navigation that replaces the document mid-wait restarts the wait on
-the new document, whose clock starts when it is created. The whole wait is bounded by `settle_timeout_s`; reaching
-the bound is not an error (the observation shows what is there). Not covered: a page that changes after a pure
-timer that fires later than QUIET_MS after its input, with no request in between (rare; a request started by such
-a timer within QUIET_MS is covered); input and mutations inside an iframe (the main document's clock is read; the
-action's start still bounds the window).
+clock every document of the episode's context starts with (`MUTATION_CLOCK_JS`, an init script), so quiet time that
+passed while Playwright was still returning from the action counts: typing that changes nothing settles QUIET_MS
+after its last key, not QUIET_MS after the call returned. A document without that clock is timed from the start of
+the wait. A navigation that replaces the document mid-wait restarts the wait on the new document, whose clock starts
+when it is created. The whole wait is bounded by `settle_timeout_s`; reaching the bound is not an error (the
+observation shows what is there). Not covered: a page that changes after a pure timer that fires later than QUIET_MS
+after its input, with no request in between (rare; a request started by such a timer within QUIET_MS is covered);
+input and mutations inside an iframe (the main document's clock is read; the action's start still bounds the
+window).
 """
 
 from __future__ import annotations
