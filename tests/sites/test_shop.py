@@ -12,6 +12,7 @@ import sqlite3
 
 import httpx
 import pytest
+from page_forms import asubmit
 from prometheus_client.parser import text_string_to_metric_families
 
 from common.chromium import CHROMIUM_ARGS, chromium_executable
@@ -80,42 +81,42 @@ def test_main_flows_in_chromium(shop):
         page = await (await _context(browser, shop, "shopping", token)).new_page()
         await page.goto(shop_url + "/")
         await page.fill("#search", "wireless headphones")
-        await page.press("#search", "Enter")
+        await asubmit(page, "#search", key="Enter")
         await page.select_option("#sorter", "price")
-        await page.click(".sorter button")
+        await asubmit(page, ".sorter button")
         assert "order=price" in page.url
         prices = [
             float(t.strip("$").replace(",", ""))
             for t in await page.locator(".product-items .price").all_inner_texts()
         ]
         assert prices == sorted(prices) and len(prices) > 1
-        await page.locator("a.product-item-link").first.click()
+        await asubmit(page, page.locator("a.product-item-link").first)
         sku = (await page.inner_text(".product.attribute.sku .value")).strip()
         await page.fill("#qty", "2")
-        await page.click("#product-addtocart-button")
+        await asubmit(page, "#product-addtocart-button")
         assert "You added" in await page.inner_text(".messages")
         # A review, then the admin's JSON helper reports it as the latest one for this SKU.
         await page.check("#Rating_4")
         await page.fill("#nickname_field", "Tester")
         await page.fill("#summary_field", "Nice")
         await page.fill("#review_field", "Works for me")
-        await page.click("#review-form button[type=submit]")
+        await asubmit(page, "#review-form button[type=submit]")
         latest = await page.context.request.get(f"{admin_url}/__api__/reviews/latest?sku={sku}")
         data = await latest.json()
         assert (data["author"], data["rating"]) == ("Tester", 4)
 
-        await page.click("a.showcart")
+        await asubmit(page, "a.showcart")
         price = float(
             (await page.inner_text("#shopping-cart-table .col.price .price")).strip("$").replace(",", "")
         )
         await page.locator("#shopping-cart-table input.qty").fill("3")
-        await page.click("button.update")
+        await asubmit(page, "button.update")
         assert f"${price * 3:,.2f}".replace(",", "") in (await page.inner_text(".cart-summary")).replace(
             ",", ""
         )
-        await page.click("a.checkout")
-        await page.click("button.checkout")
-        await page.click("a.order-number")
+        await asubmit(page, "a.checkout")
+        await asubmit(page, "button.checkout")
+        await asubmit(page, "a.order-number")
         assert sku in await page.inner_text(".order-details-items.ordered")
         assert "Ordered: 3" in await page.inner_text(".order-details-items.ordered")
         order_url = page.url
@@ -127,13 +128,13 @@ def test_main_flows_in_chromium(shop):
         admin = await (await _context(browser, shop, "shopping_admin", token)).new_page()
         await admin.goto(f"{admin_url}/admin/sales/order/?search={N_ORDERS + 1:09d}")
         assert "Pending" in await admin.inner_text("#sales_order_grid tbody")
-        await admin.click("#sales_order_grid a.action-menu-item")
-        await admin.click("#order-view-cancel-button")
+        await asubmit(admin, "#sales_order_grid a.action-menu-item")
+        await asubmit(admin, "#order-view-cancel-button")
         assert await admin.inner_text("#order_status") == "Canceled"
         pid = Q.product_by_sku(Q.open_db(shop.store.db_path(token, "shop")), sku)["id"]
         await admin.goto(f"{admin_url}/admin/catalog/product/edit/id/{pid}/")
         await admin.fill('[name="product[price]"]', "12.34")
-        await admin.click("#save-button")
+        await asubmit(admin, "#save-button")
         assert "You saved the product." in await admin.inner_text(".messages")
         await page.goto(f"{shop_url}/catalogsearch/result/?q={sku}")
         assert "$12.34" in await page.inner_text(".product-items")
@@ -152,13 +153,13 @@ def test_parallel_rollouts_are_isolated_and_default_is_read_only(shop):
         page = await (await _context(browser, shop, "shopping", token)).new_page()
         await page.goto(f"{url}/{prod['slug']}.html")
         await page.fill("#qty", str(i + 1))
-        await page.click("#product-addtocart-button")
+        await asubmit(page, "#product-addtocart-button")
         await page.goto(url + "/checkout/")
-        await page.click("button.checkout")
+        await asubmit(page, "button.checkout")
         admin = await (await _context(browser, shop, "shopping_admin", token)).new_page()
         await admin.goto(f"{admin_url}/admin/catalog/product/edit/id/{prod['id']}/")
         await admin.fill('[name="product[price]"]', f"{10 + i}.50")
-        await admin.click("#save-button")
+        await asubmit(admin, "#save-button")
         api = await (await page.context.request.get(url + "/__api__/orders/latest")).json()
         await page.goto(api["url"])
         ordered = await page.inner_text(".order-details-items.ordered")
@@ -194,7 +195,7 @@ def test_parallel_rollouts_are_isolated_and_default_is_read_only(shop):
 
 async def _click_and_text(page, selector: str) -> str:
     async with page.expect_response(lambda r: r.request.method == "POST") as info:
-        await page.click(selector)
+        await asubmit(page, selector)
     resp = await info.value
     assert resp.status == 403
     return await page.inner_text("body")
