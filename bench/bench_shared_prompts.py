@@ -1,14 +1,17 @@
-"""The learner's RL step with a group's first turns computed on one prompt (`learner.share_prompts`) against the
-same step with every row left-padded on its own, in the same run, on the same batch.
+"""The learner's RL step with its micro-batches as prefix trees (`learner.share_prompts`: a group's first turns on
+one prompt, every prompt's system prompt once per micro-batch) against the same step with every row left-padded on
+its own, in the same run, on the same batch.
 
-    .venv/bin/python bench/bench_shared_prompts.py [--groups 4] [--group-size 4] [--prompt 400] [--repeats 3]
+    .venv/bin/python bench/bench_shared_prompts.py [--groups 4] [--group-size 4] [--prompt 400] [--system 115]
+                                                    [--repeats 3]
 
 The batch is shaped like an RL iteration of the MiniWoB++ preset: `--groups` groups of `--group-size` episodes,
 each episode's first turn on its group's one start page (`--prompt` tokens) with a 10-14 token action, and a
-third of the episodes with a second turn on a page of their own. The step is `LearnerActor.rl_step` as the
-preset runs it (DeepSpeed ZeRO-2 on CPU, bf16 autocast, two passes per batch, the KL probe after the last).
-The arms alternate, after one warm-up step each; the figure is the median seconds per step, off / on (> 1: the
-shared prompt is faster). Writes bench/results/shared_prompts.json.
+third of the episodes with a second turn on a page of their own; every prompt starts with the same `--system`
+tokens (the preset's prompts share their first 115: the compact system prompt in the chat template). The step is
+`LearnerActor.rl_step` as the preset runs it (DeepSpeed stage 0 on CPU, bf16 autocast, two passes per batch, the
+KL probe after the last). The arms alternate, after one warm-up step each; the figure is the median seconds per
+step, off / on (> 1: the prefix trees are faster). Writes bench/results/shared_prompts.json.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
-def batch(groups: int, size: int, prompt: int, seed: int = 0):
+def batch(groups: int, size: int, prompt: int, system: int = 0, seed: int = 0):
     from common.records import Observation, Trajectory, TrajectoryGroup, Turn
 
     rng = random.Random(seed)
@@ -41,14 +44,15 @@ def batch(groups: int, size: int, prompt: int, seed: int = 0):
             logprobs=[-1.0] * len(c),
         )
 
+    head = ids(system)  # the system prompt every prompt starts with
     out = []
     for g in range(groups):
-        start = ids(prompt)
+        start = head + ids(prompt - system)
         trajs = []
         for k in range(size):
             turns = [turn(0, start)]
             if rng.random() < 1 / 3:
-                turns.append(turn(1, ids(prompt + 50)))
+                turns.append(turn(1, head + ids(prompt + 50 - system)))
             trajs.append(Trajectory(task_id=g, sample_idx=k, turns=turns, reward=float(k % 2 == 0)))
         out.append(TrajectoryGroup(task_id=g, trajectories=trajs))
     return out
@@ -59,6 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--groups", type=int, default=4)
     ap.add_argument("--group-size", type=int, default=4)
     ap.add_argument("--prompt", type=int, default=400)
+    ap.add_argument("--system", type=int, default=115, help="leading tokens every prompt shares")
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args(argv)
     from common.config import load_config
@@ -78,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     learner = LearnerActor(cfg)
     learner.begin_rl()
-    groups = batch(args.groups, args.group_size, args.prompt)
+    groups = batch(args.groups, args.group_size, args.prompt, args.system)
     rows = sum(len(t.turns) for g in groups for t in g.trajectories)
     secs: dict[bool, list[float]] = {False: [], True: []}
     micro: dict[bool, int] = {}
@@ -102,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         "shared_prompts",
         [
             Figure(
-                "learner RL step, padded rows / shared group prompt (same batch)",
+                "learner RL step, padded rows / prefix-tree micro-batches (same batch)",
                 f"{on:.1f} s",
                 f"{off:.1f} s",
                 off / on,

@@ -345,9 +345,10 @@ class LearnerConfig(_Section):
     micro_batch_tokens: int = Field(4096, description="token budget of one micro-batch")
     share_prompts: bool = Field(
         True,
-        description="rows with one prompt (a group's first turns) form micro-batches that compute the prompt "
-        "once and the G completions on its KV (P + G*C tokens of work, not G*(P + C)); off under gradient "
-        "checkpointing",
+        description="micro-batches are prefix trees: rows with one prompt (a group's first turns) compute it "
+        "once and the G completions on its KV (P + G*C tokens of work, not G*(P + C)), and the prompts of a "
+        "micro-batch compute their common prefix (the system prompt) once; micro_batch_tokens then counts that "
+        "work; off under gradient checkpointing",
     )
     max_grad_norm: float = Field(1.0, description="gradient clipping (paper's code: 0.01)")
     offload_optimizer: bool = Field(False, description="keep optimizer states in host memory (ZeRO offload)")

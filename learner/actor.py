@@ -37,11 +37,10 @@ from learner.samples import (
     Sample,
     batch_logits,
     collate,
-    collate_shared,
+    collate_tree,
     demo_samples,
     micro_batches,
     rl_samples,
-    shared_prompt,
 )
 from learner.stats import BCSummary, StepStats
 from learner.weight_sync import PushStats
@@ -130,9 +129,10 @@ class LearnerActor:
         return micro_batches(samples, self.cfg.learner.micro_batch_tokens, share_prompts=self.share_prompts)
 
     def _collate(self, rows: Sequence[Sample]) -> Batch:
-        """A micro-batch's tensors: rows with one prompt (a group's first turns) hold it once (`learner.share_prompts`)."""
-        if self.share_prompts and shared_prompt(rows):
-            return collate_shared(rows, self.pad_id)
+        """A micro-batch's tensors: with `learner.share_prompts`, a prefix tree (rows of one prompt hold it once,
+        the prompts of the micro-batch hold their common prefix once); a lone row is a plain row."""
+        if self.share_prompts and len(rows) > 1:
+            return collate_tree(rows, self.pad_id)
         return collate(rows, self.pad_id)
 
     def _optimizer_step(self) -> float:

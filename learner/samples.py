@@ -3,7 +3,9 @@
 One Sample = one Turn: its exact prompt ids then its exact completion ids (never re-tokenized), with the loss mask of
 `Turn.loss_mask` (1 only on generated tokens). Micro-batches are left-padded so that every row's completion sits at
 the right edge: the model then only has to project the last K hidden states to the vocabulary (`logits_to_keep`),
-which on a 49k vocabulary is most of the saving on long prompts with short actions.
+which on a 49k vocabulary is most of the saving on long prompts with short actions. With `learner.share_prompts`
+a micro-batch is a prefix tree instead (`collate_tree`): what its rows share (a group's one first page, every
+prompt's system prompt) is computed once and its KV passed on, so the learner's work is the tree's, not the rows'.
 
 RL rows carry their advantage (the trajectory's, or with `rl.advantage: step` the turn's, see
 learner.algos.step_advantages), their M-GRPO weight and whether they are off-policy (expert-played).
@@ -226,40 +228,84 @@ def no_op_turns(traj: Trajectory) -> list[int]:
 def micro_batches(
     samples: Sequence[Sample], token_budget: int, *, share_prompts: bool = False
 ) -> list[list[int]]:
-    """Indices of samples per micro-batch, so that rows * longest row <= token_budget (a longer row goes alone).
+    """Indices of samples per micro-batch, each within `token_budget` tokens of work (a longer row goes alone).
 
-    Longest first, greedy: padding stays small because neighbours have similar lengths. With `share_prompts`,
-    rows whose prompts are identical (a group's first turns: G samples of one page) first form micro-batches of
-    their own, which `collate` lays out with the prompt once (`shared_prompt`): P + n * C tokens of work instead
-    of n * (P + C); the rest are packed as above.
+    Plain (`share_prompts` off): left-padded rows, rows * longest row <= token_budget; longest first, greedy, so
+    padding stays small because neighbours have similar lengths. With `share_prompts` the micro-batches are laid
+    out as prefix trees (`collate_tree`): rows of one prompt (a group's first turns) hold it once, and the prompts
+    of a micro-batch share their common prefix (the system prompt) once, so the work counted against the budget
+    is `tree_work`: the prefix once, each prompt's rest once, each row's completion. Prompts are packed longest
+    first; a prompt whose rows exceed the budget on their own is split over several micro-batches.
     """
-    batches: list[list[int]] = []
-    rest = list(range(len(samples)))
     if share_prompts:
-        by_prompt: dict[tuple[int, ...], list[int]] = {}
-        for i, s in enumerate(samples):
-            by_prompt.setdefault(tuple(s.input_ids[: s.prompt_len]), []).append(i)
-        rest = []
-        for prompt, idx in by_prompt.items():
-            if len(idx) < 2 or not prompt:
-                rest += idx
-                continue
-            longest = max(len(samples[i].input_ids) for i in idx) - len(prompt)
-            per = max(1, (token_budget - len(prompt)) // max(1, longest))
-            parts = [idx[k : k + per] for k in range(0, len(idx), per)]
-            batches += [p for p in parts if len(p) > 1]
-            rest += [p[0] for p in parts if len(p) == 1]
-    order = sorted(rest, key=lambda i: len(samples[i].input_ids), reverse=True)
-    start = len(batches)
-    for i in order:
-        if len(batches) > start:
+        return _tree_batches(samples, token_budget)
+    batches: list[list[int]] = []
+    for i in sorted(range(len(samples)), key=lambda i: len(samples[i].input_ids), reverse=True):
+        if batches:
             cur = batches[-1]
-            longest = len(samples[cur[0]].input_ids)
-            if (len(cur) + 1) * longest <= token_budget:
+            if (len(cur) + 1) * len(samples[cur[0]].input_ids) <= token_budget:
                 cur.append(i)
                 continue
         batches.append([i])
     return batches
+
+
+def _tree_batches(samples: Sequence[Sample], token_budget: int) -> list[list[int]]:
+    by_prompt: dict[tuple[int, ...], list[int]] = {}
+    for i, s in enumerate(samples):
+        by_prompt.setdefault(tuple(s.input_ids[: s.prompt_len]), []).append(i)
+    batches: list[list[int]] = []
+    cur: _TreeSize | None = None
+    for prompt, idx in sorted(by_prompt.items(), key=lambda kv: len(kv[0]), reverse=True):
+        for i in idx:
+            tail = len(samples[i].input_ids) - len(prompt) + 1
+            grown = cur.adding(prompt, tail) if cur is not None else None
+            if grown is not None and grown.work <= token_budget:
+                cur = grown
+                batches[-1].append(i)
+            else:
+                cur = _TreeSize(prompt, [prompt], len(prompt) - 1, 1, tail)
+                batches.append([i])
+    return batches
+
+
+@dataclass(frozen=True)
+class _TreeSize:
+    """The shape of a growing `collate_tree` micro-batch, enough to price one more row (`tree_work`)."""
+
+    first: tuple[int, ...]  # the first prompt: the root is a prefix of it
+    prompts: list[tuple[int, ...]]
+    root: int
+    rows: int
+    tail: int
+
+    @property
+    def work(self) -> int:
+        mid = max(len(p) - 1 - self.root for p in self.prompts)
+        return self.root + len(self.prompts) * mid + self.rows * self.tail
+
+    def adding(self, prompt: tuple[int, ...], tail: int) -> _TreeSize:
+        if prompt == self.prompts[-1]:  # rows of one prompt arrive together
+            return _TreeSize(self.first, self.prompts, self.root, self.rows + 1, max(self.tail, tail))
+        root = min(self.root, len(prompt) - 1, _common_prefix(self.first, prompt))
+        return _TreeSize(self.first, [*self.prompts, prompt], root, self.rows + 1, max(self.tail, tail))
+
+
+@dataclass
+class PrefixTree:
+    """How a `collate_tree` micro-batch computes its N prompts before the B rows' completions: `root` ([1, S], the
+    prefix all N prompts share, None when S = 0) once, then each prompt's middle (`mids`, [N, M] left-padded: the
+    prompt after the root without its last token) on the root's KV, then each row's tail on its own prompt's KV
+    (`owner`: [B] the prompt index of each row)."""
+
+    root: torch.Tensor | None  # [1, S]
+    mids: torch.Tensor  # [N, M]
+    mid_attention: torch.Tensor  # [N, S + M]
+    mid_positions: torch.Tensor  # [N, M]
+    owner: torch.Tensor  # [B]
+
+    def to(self, device: torch.device | str) -> PrefixTree:
+        return PrefixTree(**{k: (None if v is None else v.to(device)) for k, v in self.__dict__.items()})
 
 
 @dataclass
@@ -279,20 +325,23 @@ class Batch:
     sampling_logprobs: torch.Tensor  # [B, K] engine logprobs on trained tokens (NaN where unknown)
     lags: torch.Tensor  # [B] weight versions the row's sampler was behind the learner
     off_policy: torch.Tensor  # [B] bool: expert-played rows (Sample.off_policy)
-    # [1, P] the rows' one prompt when they share it (`shared_prompt`): input_ids are then the completions
-    # ([B, C], right-padded), position_ids continue after P, attention_mask covers [B, P + C], K = C
-    prompt_ids: torch.Tensor | None = None
+    # a `collate_tree` micro-batch: input_ids are then the rows' tails ([B, T] right-padded: the prompt's last
+    # token and the completion), position_ids continue their prompts, attention_mask covers [B, S + M + T], K = T - 1
+    tree: PrefixTree | None = None
 
     def to(self, device: torch.device | str) -> Batch:
-        moved = {k: (v.to(device) if isinstance(v, torch.Tensor) else v) for k, v in self.__dict__.items()}
+        moved = {
+            k: (v.to(device) if isinstance(v, (torch.Tensor, PrefixTree)) else v)
+            for k, v in self.__dict__.items()
+        }
         return Batch(**moved)
 
 
 def batch_logits(model: Any, batch: Batch) -> torch.Tensor:
     """[B, K, V] float32 next-token logits of `model` at the positions that predict `batch.targets` (the forward
     the learner trains with; callers choose the autocast around it)."""
-    if batch.prompt_ids is not None:
-        return _shared_prompt_logits(model, batch)
+    if batch.tree is not None:
+        return _tree_logits(model, batch)
     out = model(
         input_ids=batch.input_ids,
         attention_mask=batch.attention_mask,
@@ -303,67 +352,131 @@ def batch_logits(model: Any, batch: Batch) -> torch.Tensor:
     return out.logits[:, :-1].float()
 
 
-def _shared_prompt_logits(model: Any, batch: Batch) -> torch.Tensor:
-    """The forward of a `shared_prompt` batch: the prompt once (its KV kept, with the graph), repeated over the B
-    rows, then the completions on top of it. The prompt's last logits predict each completion's first token;
-    completion position j predicts token j + 1. In backward the B rows' gradients meet in the one prompt, which is
-    what B separate rows would sum to."""
-    first = model(input_ids=batch.prompt_ids, use_cache=True, logits_to_keep=1)
-    cache = first.past_key_values
-    b = batch.input_ids.shape[0]
-    cache.batch_repeat_interleave(b)
+def _tree_logits(model: Any, batch: Batch) -> torch.Tensor:
+    """The forward of a `collate_tree` batch, in up to three calls that pass the KV on (with its graph): the root
+    once, the N middles on it, the B tails each on its prompt's KV. In backward the gradients of every row meet
+    in the KV they share, which is what the same rows padded one by one would sum to."""
+    t = batch.tree
+    cache = None
+    if t.root is not None:
+        cache = model(input_ids=t.root, use_cache=True, logits_to_keep=1).past_key_values
+    if t.mids.shape[1]:
+        if cache is not None:
+            cache.batch_select_indices(torch.zeros(t.mids.shape[0], dtype=torch.long, device=t.mids.device))
+        cache = model(
+            input_ids=t.mids,
+            attention_mask=t.mid_attention,
+            position_ids=t.mid_positions,
+            past_key_values=cache,
+            use_cache=True,
+            logits_to_keep=1,
+        ).past_key_values
+        cache.batch_select_indices(t.owner)
+    elif cache is not None:  # every prompt is the root plus one token: the root's KV serves every row
+        cache.batch_select_indices(torch.zeros_like(t.owner))
     out = model(
         input_ids=batch.input_ids,
         attention_mask=batch.attention_mask,
         position_ids=batch.position_ids,
         past_key_values=cache,
         use_cache=True,
+        logits_to_keep=batch.logits_to_keep,
     )
-    head = first.logits[:, -1:].expand(b, 1, -1)
-    return torch.cat([head, out.logits[:, :-1]], dim=1).float()
+    return out.logits[:, :-1].float()
 
 
-def shared_prompt(samples: Sequence[Sample]) -> bool:
-    """Whether `collate` lays these rows out with their prompt once: two or more rows, one prompt."""
-    if len(samples) < 2:
-        return False
-    p = samples[0].prompt_len
-    return 0 < p and all(s.prompt_len == p and s.input_ids[:p] == samples[0].input_ids[:p] for s in samples)
+def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
 
 
-def collate_shared(samples: Sequence[Sample], pad_id: int) -> Batch:
-    """Rows that share their prompt (`shared_prompt`): the prompt once ([1, P]), the completions right-padded
-    ([B, C]); targets, mask and sampling logprobs in the completion's positions. `batch_logits` then computes the
-    prompt once for the B rows (the learner's side of a group's shared first page)."""
-    p = samples[0].prompt_len
-    c = max(len(s.input_ids) - p for s in samples)
-    b = len(samples)
-    ids = torch.full((b, c), pad_id, dtype=torch.long)
-    attn = torch.zeros((b, p + c), dtype=torch.long)
-    attn[:, :p] = 1
-    mask = torch.zeros((b, c), dtype=torch.float32)
-    samp = torch.full((b, c), float("nan"), dtype=torch.float32)
+def _tree_shape(samples: Sequence[Sample]) -> tuple[list[list[int]], list[int], int]:
+    """The distinct prompts (first-seen order), each row's prompt index, and S: the root's length (the prompts'
+    common prefix, short of the shortest prompt's last token)."""
+    prompts: list[list[int]] = []
+    where: dict[tuple[int, ...], int] = {}
+    owner = []
+    for s in samples:
+        key = tuple(s.input_ids[: s.prompt_len])
+        if key not in where:
+            where[key] = len(prompts)
+            prompts.append(list(key))
+        owner.append(where[key])
+    root = min(len(p) for p in prompts) - 1
+    for p in prompts[1:]:
+        root = min(root, _common_prefix(prompts[0], p))
+    return prompts, owner, max(root, 0)
+
+
+def tree_work(samples: Sequence[Sample]) -> int:
+    """Positions a `collate_tree` micro-batch of these rows computes, padding included: the root once, N padded
+    middles, B padded tails."""
+    prompts, _, root = _tree_shape(samples)
+    mid = max(len(p) - 1 - root for p in prompts)
+    tail = max(len(s.input_ids) - s.prompt_len + 1 for s in samples)
+    return root + len(prompts) * mid + len(samples) * tail
+
+
+def collate_tree(samples: Sequence[Sample], pad_id: int) -> Batch:
+    """Rows laid out as a prefix tree (`PrefixTree`): the prompts' common prefix once, each distinct prompt's rest
+    once, each row's tail (its prompt's last token and its completion, right-padded) on its own prompt's KV;
+    targets, mask and sampling logprobs in the tails' positions. Rows of one prompt (a group's first turns) cost
+    one prompt and B completions; rows of different pages still share the system prompt."""
+    if any(s.prompt_len < 1 for s in samples):
+        raise ValueError("collate_tree needs a prompt before every row's first trained token")
+    prompts, owner, root = _tree_shape(samples)
+    n, b = len(prompts), len(samples)
+    m = max(len(p) - 1 - root for p in prompts)
+    mids = torch.full((n, m), pad_id, dtype=torch.long)
+    mid_attention = torch.zeros((n, root + m), dtype=torch.long)
+    mid_attention[:, :root] = 1
+    mid_positions = torch.full((n, m), root, dtype=torch.long)
+    for r, p in enumerate(prompts):
+        rest = p[root:-1]
+        if rest:
+            mids[r, m - len(rest) :] = torch.tensor(rest, dtype=torch.long)
+            mid_attention[r, root + m - len(rest) :] = 1
+            mid_positions[r, m - len(rest) :] = torch.arange(root, len(p) - 1)
+    t = max(len(s.input_ids) - s.prompt_len + 1 for s in samples)
+    ids = torch.full((b, t), pad_id, dtype=torch.long)
+    attn = torch.zeros((b, root + m + t), dtype=torch.long)
+    positions = torch.zeros((b, t), dtype=torch.long)
+    mask = torch.zeros((b, t - 1), dtype=torch.float32)
+    samp = torch.full((b, t - 1), float("nan"), dtype=torch.float32)
     for r, s in enumerate(samples):
-        n = len(s.input_ids) - p
-        ids[r, :n] = torch.tensor(s.input_ids[p:], dtype=torch.long)
-        attn[r, p : p + n] = 1
-        mask[r, :n] = torch.tensor(s.loss_mask[p:], dtype=torch.float32)
-        ones = [i for i, m in enumerate(s.loss_mask[p:]) if m]
+        p = s.prompt_len
+        tail = s.input_ids[p - 1 :]
+        ids[r, : len(tail)] = torch.tensor(tail, dtype=torch.long)
+        attn[r, : root + m] = mid_attention[owner[r]]
+        attn[r, root + m : root + m + len(tail)] = 1
+        positions[r] = torch.arange(p - 1, p - 1 + t)
+        mask[r, : len(tail) - 1] = torch.tensor(s.loss_mask[p:], dtype=torch.float32)
+        ones = [i for i, x in enumerate(s.loss_mask[p:]) if x]
         if len(s.sampling_logprobs) == len(ones):
             samp[r, ones] = torch.tensor(s.sampling_logprobs, dtype=torch.float32)
     return Batch(
         input_ids=ids,
         attention_mask=attn,
-        position_ids=torch.arange(p, p + c).expand(b, c).clone(),
-        logits_to_keep=c + 1,
-        targets=ids,
+        position_ids=positions,
+        logits_to_keep=t,
+        targets=ids[:, 1:],
         mask=mask,
         advantages=torch.tensor([s.advantage for s in samples], dtype=torch.float32),
         weights=torch.tensor([s.weight for s in samples], dtype=torch.float32),
         sampling_logprobs=samp,
         lags=torch.tensor([s.lag for s in samples], dtype=torch.long),
         off_policy=torch.tensor([s.off_policy for s in samples], dtype=torch.bool),
-        prompt_ids=torch.tensor([samples[0].input_ids[:p]], dtype=torch.long),
+        tree=PrefixTree(
+            root=torch.tensor([prompts[0][:root]], dtype=torch.long) if root else None,
+            mids=mids,
+            mid_attention=mid_attention,
+            mid_positions=mid_positions,
+            owner=torch.tensor(owner, dtype=torch.long),
+        ),
     )
 
 

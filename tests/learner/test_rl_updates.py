@@ -129,12 +129,12 @@ def test_gradient_over_micro_batches_equals_one_micro_batch(learner):
     try:
         n_one, one = _gradient(learner, samples, 10**6)
         n_many, many = _gradient(learner, samples, 40)  # one row each
-        # group 0's two rows share their prompt: one micro-batch computes it once (learner.share_prompts)
+        # one prefix tree (learner.share_prompts) holds all four rows, group 0's prompt once
         n_shared, shared = _gradient(learner, samples, 10**6, share=True)
     finally:
         learner.cfg.learner.micro_batch_tokens = 4096
         learner.share_prompts = True
-    assert n_one == 1 and n_many == len(samples) == 4 and n_shared == 2
+    assert n_one == 1 and n_many == len(samples) == 4 and n_shared == 1
     for name, g in one.items():
         # float32 sums in another order (and other padding): ~1e-5 of a tensor's largest entry
         scale = float(g.abs().max())
