@@ -35,6 +35,9 @@ def main(role: str) -> int:
             "err": done.stderr[-2000:],
         }
     print(json.dumps({"role": role, "sum": t.item(), "leaked": leaked, "child": child}), flush=True)
+    # a process group left to the interpreter's exit can abort it ("terminate called without an active exception":
+    # seen once, rc -6, when gloo's threads outlive the static destructors)
+    dist.destroy_process_group()
     return 0
 
 
