@@ -357,32 +357,37 @@ def _tree_logits(model: Any, batch: Batch) -> torch.Tensor:
     once, the N middles on it, the B tails each on its prompt's KV. In backward the gradients of every row meet
     in the KV they share, which is what the same rows padded one by one would sum to."""
     t = batch.tree
-    cache = None
-    if t.root is not None:
-        cache = model(input_ids=t.root, use_cache=True, logits_to_keep=1).past_key_values
+    cache = _on_cache(model, None, t.root).past_key_values if t.root is not None else None
     if t.mids.shape[1]:
         if cache is not None:
             cache.batch_select_indices(torch.zeros(t.mids.shape[0], dtype=torch.long, device=t.mids.device))
-        cache = model(
-            input_ids=t.mids,
-            attention_mask=t.mid_attention,
-            position_ids=t.mid_positions,
-            past_key_values=cache,
-            use_cache=True,
-            logits_to_keep=1,
-        ).past_key_values
+        cache = _on_cache(model, cache, t.mids, t.mid_attention, t.mid_positions).past_key_values
         cache.batch_select_indices(t.owner)
     elif cache is not None:  # every prompt is the root plus one token: the root's KV serves every row
         cache.batch_select_indices(torch.zeros_like(t.owner))
-    out = model(
-        input_ids=batch.input_ids,
-        attention_mask=batch.attention_mask,
-        position_ids=batch.position_ids,
-        past_key_values=cache,
-        use_cache=True,
-        logits_to_keep=batch.logits_to_keep,
+    out = _on_cache(
+        model, cache, batch.input_ids, batch.attention_mask, batch.position_ids, batch.logits_to_keep
     )
     return out.logits[:, :-1].float()
+
+
+def _on_cache(
+    model: Any,
+    cache: Any,
+    ids: torch.Tensor,
+    attention: torch.Tensor | None = None,
+    positions: torch.Tensor | None = None,
+    keep: int = 1,
+) -> Any:
+    """`ids` on top of `cache` (None: from the start); the output keeps the extended KV and the last `keep` logits."""
+    return model(
+        input_ids=ids,
+        attention_mask=attention,
+        position_ids=positions,
+        past_key_values=cache,
+        use_cache=True,
+        logits_to_keep=keep,
+    )
 
 
 def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
