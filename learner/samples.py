@@ -17,7 +17,7 @@ import hashlib
 import itertools
 import json
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
@@ -253,42 +253,80 @@ def micro_batches(
 def _tree_batches(samples: Sequence[Sample], token_budget: int) -> list[list[int]]:
     by_prompt: dict[tuple[int, ...], list[int]] = {}
     for i, s in enumerate(samples):
-        by_prompt.setdefault(tuple(s.input_ids[: s.prompt_len]), []).append(i)
+        by_prompt.setdefault(_prompt(s), []).append(i)
     batches: list[list[int]] = []
     cur: _TreeSize | None = None
-    for prompt, idx in sorted(by_prompt.items(), key=lambda kv: len(kv[0]), reverse=True):
+    for _, idx in sorted(by_prompt.items(), key=lambda kv: len(kv[0]), reverse=True):
         for i in idx:
-            tail = len(samples[i].input_ids) - len(prompt) + 1
-            grown = cur.adding(prompt, tail) if cur is not None else None
+            grown = cur.adding(samples[i]) if cur is not None else None
             if grown is not None and grown.work <= token_budget:
                 cur = grown
                 batches[-1].append(i)
             else:
-                cur = _TreeSize(prompt, [prompt], len(prompt) - 1, 1, tail)
+                cur = _TreeSize.of(samples[i])
                 batches.append([i])
     return batches
 
 
+def _prompt(s: Sample) -> tuple[int, ...]:
+    return tuple(s.input_ids[: s.prompt_len])
+
+
+def _tail(s: Sample) -> int:
+    """A row's tail in a tree: its prompt's last token and its completion."""
+    return len(s.input_ids) - s.prompt_len + 1
+
+
 @dataclass(frozen=True)
 class _TreeSize:
-    """The shape of a growing `collate_tree` micro-batch, enough to price one more row (`tree_work`)."""
+    """The shape of a `collate_tree` micro-batch, grown one row at a time: its distinct prompts, the root's length
+    S (their common prefix, short of the shortest prompt's last token), its rows and their longest tail."""
 
     first: tuple[int, ...]  # the first prompt: the root is a prefix of it
-    prompts: list[tuple[int, ...]]
+    prompts: frozenset[tuple[int, ...]]
+    longest: int  # the longest prompt's length
     root: int
     rows: int
     tail: int
 
+    @classmethod
+    def of(cls, s: Sample) -> _TreeSize:
+        p = _prompt(s)
+        return cls(p, frozenset([p]), len(p), len(p) - 1, 1, _tail(s))
+
+    @property
+    def middle(self) -> int:
+        """M: the longest prompt after the root, without its last token."""
+        return self.longest - 1 - self.root
+
     @property
     def work(self) -> int:
-        mid = max(len(p) - 1 - self.root for p in self.prompts)
-        return self.root + len(self.prompts) * mid + self.rows * self.tail
+        """Positions computed, padding included: the root once, N padded middles, B padded tails."""
+        return self.root + len(self.prompts) * self.middle + self.rows * self.tail
 
-    def adding(self, prompt: tuple[int, ...], tail: int) -> _TreeSize:
-        if prompt == self.prompts[-1]:  # rows of one prompt arrive together
-            return _TreeSize(self.first, self.prompts, self.root, self.rows + 1, max(self.tail, tail))
-        root = min(self.root, len(prompt) - 1, _common_prefix(self.first, prompt))
-        return _TreeSize(self.first, [*self.prompts, prompt], root, self.rows + 1, max(self.tail, tail))
+    def adding(self, s: Sample) -> _TreeSize:
+        grown = replace(self, rows=self.rows + 1, tail=max(self.tail, _tail(s)))
+        p = _prompt(s)
+        if p in self.prompts:
+            return grown
+        return replace(
+            grown,
+            prompts=self.prompts | {p},
+            longest=max(self.longest, len(p)),
+            root=min(self.root, len(p) - 1, _common_prefix(self.first, p)),
+        )
+
+
+def _tree_size(samples: Sequence[Sample]) -> _TreeSize:
+    size = _TreeSize.of(samples[0])
+    for s in samples[1:]:
+        size = size.adding(s)
+    return size
+
+
+def tree_work(samples: Sequence[Sample]) -> int:
+    """Positions a `collate_tree` micro-batch of these rows computes, padding included (`_TreeSize.work`)."""
+    return _tree_size(samples).work
 
 
 @dataclass
@@ -399,33 +437,6 @@ def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
     return n
 
 
-def _tree_shape(samples: Sequence[Sample]) -> tuple[list[list[int]], list[int], int]:
-    """The distinct prompts (first-seen order), each row's prompt index, and S: the root's length (the prompts'
-    common prefix, short of the shortest prompt's last token)."""
-    prompts: list[list[int]] = []
-    where: dict[tuple[int, ...], int] = {}
-    owner = []
-    for s in samples:
-        key = tuple(s.input_ids[: s.prompt_len])
-        if key not in where:
-            where[key] = len(prompts)
-            prompts.append(list(key))
-        owner.append(where[key])
-    root = min(len(p) for p in prompts) - 1
-    for p in prompts[1:]:
-        root = min(root, _common_prefix(prompts[0], p))
-    return prompts, owner, max(root, 0)
-
-
-def tree_work(samples: Sequence[Sample]) -> int:
-    """Positions a `collate_tree` micro-batch of these rows computes, padding included: the root once, N padded
-    middles, B padded tails."""
-    prompts, _, root = _tree_shape(samples)
-    mid = max(len(p) - 1 - root for p in prompts)
-    tail = max(len(s.input_ids) - s.prompt_len + 1 for s in samples)
-    return root + len(prompts) * mid + len(samples) * tail
-
-
 def collate_tree(samples: Sequence[Sample], pad_id: int) -> Batch:
     """Rows laid out as a prefix tree (`PrefixTree`): the prompts' common prefix once, each distinct prompt's rest
     once, each row's tail (its prompt's last token and its completion, right-padded) on its own prompt's KV;
@@ -433,9 +444,12 @@ def collate_tree(samples: Sequence[Sample], pad_id: int) -> Batch:
     one prompt and B completions; rows of different pages still share the system prompt."""
     if any(s.prompt_len < 1 for s in samples):
         raise ValueError("collate_tree needs a prompt before every row's first trained token")
-    prompts, owner, root = _tree_shape(samples)
+    size = _tree_size(samples)
+    where: dict[tuple[int, ...], int] = {}  # prompt -> its index, in first-seen order
+    owner = [where.setdefault(_prompt(s), len(where)) for s in samples]
+    prompts = list(where)
+    root, m, t = size.root, size.middle, size.tail
     n, b = len(prompts), len(samples)
-    m = max(len(p) - 1 - root for p in prompts)
     mids = torch.full((n, m), pad_id, dtype=torch.long)
     mid_attention = torch.zeros((n, root + m), dtype=torch.long)
     mid_attention[:, :root] = 1
@@ -446,7 +460,6 @@ def collate_tree(samples: Sequence[Sample], pad_id: int) -> Batch:
             mids[r, m - len(rest) :] = torch.tensor(rest, dtype=torch.long)
             mid_attention[r, root + m - len(rest) :] = 1
             mid_positions[r, m - len(rest) :] = torch.arange(root, len(p) - 1)
-    t = max(len(s.input_ids) - s.prompt_len + 1 for s in samples)
     ids = torch.full((b, t), pad_id, dtype=torch.long)
     attn = torch.zeros((b, root + m + t), dtype=torch.long)
     positions = torch.zeros((b, t), dtype=torch.long)
