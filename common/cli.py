@@ -64,8 +64,8 @@ def line_buffered_stdout() -> None:
 
     Ray's driver prints the lines its actors print (the learner's `[bc] step ...` lines, say) to `sys.stdout` and
     flushes only under RAY_FLUSH_DRIVER_LOGS. With stdout a file (`make train-miniwob > log`, or the driver of a
-    `ray job submit`, whose output Ray writes to the job's log) Python buffers it by 8 KB blocks, and the BC steps
-    of `make train-miniwob` sat there unseen for 15 minutes (2026-12-07). Standard error is line-buffered already.
+    `ray job submit`, whose output Ray writes to the job's log) Python would hold them in 8 KB blocks, for minutes
+    of BC. Standard error is line-buffered already.
     """
     reconfigure = getattr(sys.stdout, "reconfigure", None)
     if reconfigure is not None:  # a replaced stdout (pytest's capture, say) is left as it is
