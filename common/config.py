@@ -199,6 +199,14 @@ class BCConfig(_Section):
 
 class RLConfig(_Section):
     iterations: int = Field(10, description="RL iterations (rollouts + update + weight push)")
+    time_budget_min: float | None = Field(
+        None,
+        gt=0,
+        description="wall-clock minutes the RL phase may take: an iteration starts only while the minutes used so "
+        "far plus the longest iteration so far fit (the first always starts), so the phase ends inside the budget "
+        "unless an iteration outlasts every earlier one; rl.iterations stays the cap. The log and the report say "
+        "where it stopped; a resumed run counts the minutes saved with its checkpoint. null: rl.iterations alone",
+    )
     tasks_per_iteration: int = Field(
         4,
         description="task groups an iteration trains on: the groups drawn, or with rl.dynamic_sampling the "

@@ -68,6 +68,7 @@ def write_report(out: Path, history: list[dict[str, Any]], evals: dict[str, Roll
             f"held-out action-token accuracy by epoch: {acc}.",
         ]
     lines += _rl_table([h for h in history if h.get("phase") == "rl"])
+    lines += _budget_line(history)
     lines += ["", "![learning curve](curve.png)", "", f"Trajectories: [{viewer.name}]({viewer.name})", ""]
     path = out / "report.md"
     path.write_text("\n".join(lines))
@@ -95,6 +96,20 @@ def _rl_table(rl: list[dict[str, Any]]) -> list[str]:
             f"| {learn.get('tokens_per_s', 0):.0f} | {roll.get('seconds') or 0:.0f} | {learn.get('seconds', 0):.0f} |"
         )
     return lines
+
+
+def _budget_line(history: list[dict[str, Any]]) -> list[str]:
+    """Where the RL phase stopped for `rl.time_budget_min`, when it did (the last such record: a resumed run may
+    log it again)."""
+    rec = next((h for h in reversed(history) if h.get("phase") == "rl_budget"), None)
+    if rec is None:
+        return []
+    return [
+        "",
+        f"RL stopped after {rec['iterations']} of {rec['of']} iterations: {rec['used_min']:.1f} of the "
+        f"{rec['budget_min']:g} minutes of `rl.time_budget_min` were used, and the longest iteration took "
+        f"{rec['longest_min']:.1f}.",
+    ]
 
 
 def _eval_records(history: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:

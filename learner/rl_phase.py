@@ -17,7 +17,9 @@ snapshot (`snapshot`: the sampler's state before the in-flight iteration drew, s
 from __future__ import annotations
 
 import asyncio
-from dataclasses import asdict
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from learner.bc_phase import demonstrations
@@ -31,8 +33,41 @@ from rollout_workers.metrics import RolloutSummary, summarize
 from rollout_workers.policy import ExpertPolicy
 
 
+@dataclass
+class RLClock:
+    """The RL phase's wall time against `rl.time_budget_min`: the seconds its iterations took (stalls included; a
+    resumed run starts from those saved with its checkpoint) and the longest iteration, which is what the next one
+    is assumed to take."""
+
+    budget_s: float | None = None  # None: no budget, rl.iterations alone
+    used_s: float = 0.0
+    longest_s: float = 0.0
+    now: Callable[[], float] = time.monotonic
+
+    def fits(self, ahead: int = 1, current_s: float = 0.0) -> bool:
+        """Whether `ahead` more iterations, each as long as the longest so far (or `current_s`, the running one's
+        time so far, when longer), still end inside the budget. With no iteration timed yet, the first starts."""
+        if self.budget_s is None:
+            return True
+        return self.used_s + ahead * max(self.longest_s, current_s) <= self.budget_s
+
+    def add(self, seconds: float, iteration: bool) -> None:
+        """`seconds` of wall time spent; `iteration`: a completed iteration (a stall's back-off is not one)."""
+        self.used_s += seconds
+        if iteration:
+            self.longest_s = max(self.longest_s, seconds)
+
+    def state(self) -> dict[str, float]:
+        return {"used_s": self.used_s, "longest_s": self.longest_s}
+
+    def restore(self, state: dict[str, Any] | None) -> None:
+        if state:
+            self.used_s, self.longest_s = float(state["used_s"]), float(state["longest_s"])
+
+
 class RLPhase:
-    """The RL phase of one run, from the iteration the learner resumed at to `rl.iterations`."""
+    """The RL phase of one run, from the iteration the learner resumed at to `rl.iterations`, or to the last
+    iteration that fits `rl.time_budget_min`."""
 
     def __init__(self, parts: RunParts, bc_checkpoint: str | None) -> None:
         self.parts, self.cfg, self.bc_checkpoint = parts, parts.cfg, bc_checkpoint
@@ -46,28 +81,39 @@ class RLPhase:
         self.stalled = 0  # tries in a row in which every group failed
         # the sampler before the in-flight iteration drew: what a checkpoint saves (resume)
         self.snapshot: dict[str, Any] = {}
+        budget = self.cfg.rl.time_budget_min
+        self.clock = RLClock(None if budget is None else budget * 60.0)
+        self.started = 0.0  # clock.now() when the iteration in flight started
 
-    async def run(self, start: int) -> None:
-        """Iterations `start` .. rl.iterations - 1 (`start` > 0: resumed from a checkpoint), then the phase's own
-        checkpoint."""
+    async def run(self, start: int) -> int:
+        """Iterations `start` .. rl.iterations - 1 (`start` > 0: resumed from a checkpoint), or fewer when the
+        next would not end inside `rl.time_budget_min` (an iteration whose rollouts already started during the
+        previous update runs anyway: its groups are played); then the phase's own checkpoint. Returns the number
+        of iterations done."""
         sampler = await self.setup(start)
         it = start
         while it < self.cfg.rl.iterations:
+            if self.pending is None and not self.clock.fits():
+                self.out_of_time(it)
+                break
             if await self.iteration(it):
                 it += 1
         await self.learner.save_checkpoint(
-            extra={"sampler": sampler.state()}, tag="rl", iteration=self.cfg.rl.iterations
+            extra={"sampler": sampler.state(), "rl_clock": self.clock.state()}, tag="rl", iteration=it
         )
+        return it
 
     async def iteration(self, it: int) -> bool:
         """One RL iteration: sample -> roll out -> update -> push -> record. False when every group failed (a
         stall: backed off, not an iteration)."""
         sampler, metrics = self.need_sampler(), self.parts.metrics
+        self.started = self.clock.now()
         metrics.record_progress(it, self.stalled)
         draws = await self.roll_out(it)  # sample + roll out
         roll = summarize(draws.policy_groups(), draws.seconds)
         if draws.drawn and draws.outcomes.get("failed", 0) == draws.drawn:
             await self.back_off(it, draws, roll)  # nothing to train on
+            self.clock.add(self.clock.now() - self.started, iteration=False)
             return False
         self.stalled = 0
         metrics.record_progress(it, self.stalled)
@@ -78,6 +124,7 @@ class RLPhase:
         stats = await self.update(draws)
         push = await self.parts.sync.push()
         self.record(it, draws, roll, stats, push)
+        self.clock.add(self.clock.now() - self.started, iteration=True)
         await self.checkpoint(done=it + 1)
         return True
 
@@ -95,9 +142,32 @@ class RLPhase:
     def start_next(self, it: int) -> None:
         """Overlap: iteration it+1's rollouts start now, sampled with the weights of before this update; the push
         lands between engine requests, so each turn carries the one version that wrote it (lag <= 1 when it+1
-        trains)."""
-        if self.cfg.scheduling.overlap_with_learner and it + 1 < self.cfg.rl.iterations:
+        trains). Under `rl.time_budget_min` only when this iteration and the next, each as long as the longest so
+        far, fit."""
+        if not (self.cfg.scheduling.overlap_with_learner and it + 1 < self.cfg.rl.iterations):
+            return
+        if self.clock.fits(ahead=2, current_s=self.clock.now() - self.started):
             self.pending = self._collect(it + 1)
+
+    def out_of_time(self, it: int) -> None:
+        """The next iteration would not end inside `rl.time_budget_min`: the phase stops after `it` iterations,
+        and says so in the output and the log (the report reads it)."""
+        clock, rl = self.clock, self.cfg.rl
+        record = {
+            "phase": "rl_budget",
+            "iterations": it,
+            "of": rl.iterations,
+            "budget_min": rl.time_budget_min,
+            "used_min": round(clock.used_s / 60.0, 2),
+            "longest_min": round(clock.longest_s / 60.0, 2),
+        }
+        self.parts.log.record(record)
+        print(
+            f"[train] RL stops after {it} of {rl.iterations} iterations: {record['used_min']:.1f} of "
+            f"rl.time_budget_min={rl.time_budget_min:g} min used, and the next would take about "
+            f"{record['longest_min']:.1f} (the longest so far)",
+            flush=True,
+        )
 
     async def update(self, draws: Draws) -> StepStats:
         await self.parts.sync.heal()  # before the update: a restored engine gets the weights its peers hold
@@ -126,7 +196,9 @@ class RLPhase:
         every = self.cfg.learner.checkpoint_every
         if every and done % every == 0:
             await self.learner.save_checkpoint(
-                extra={"sampler": self.snapshot}, tag=f"rl-{done}", iteration=done
+                extra={"sampler": self.snapshot, "rl_clock": self.clock.state()},
+                tag=f"rl-{done}",
+                iteration=done,
             )
 
     async def back_off(self, it: int, draws: Draws, roll: RolloutSummary) -> None:
@@ -161,7 +233,9 @@ class RLPhase:
         begun = await self.learner.begin_rl(self.bc_checkpoint)
         out = self.parts.out
         if start:  # resumed: the sampler continues where the checkpoint left it; later iterations run again
-            sampler.restore((await self.learner.driver_state()).get("sampler"))
+            saved = await self.learner.driver_state()
+            sampler.restore(saved.get("sampler"))
+            self.clock.restore(saved.get("rl_clock"))
             dropped = drop_iterations(out / "log.jsonl", start, trajectories=False)
             dropped += drop_iterations(out / "rollouts.jsonl", start, trajectories=True)
             print(f"[train] resuming RL at iteration {start}; {dropped} records of later iterations dropped")

@@ -18,6 +18,7 @@ Names: a record's numbers, flattened into slash-separated names under its phase.
     paired      paired/<before>-<after>/<kind>/difference, .../ci95/lo and /hi, .../mcnemar_p, ...
     engines     engines/back_in_service, engines/down (how many engines)
     rl_stalled  rl_stalled/attempt, rl_stalled/rollout/...
+    rl_budget   rl_budget/iterations, rl_budget/used_min, ... (the RL phase stopped at rl.time_budget_min)
     run         run/folder_bytes, run/checkpoint_bytes (the run folder's size on disk, at the end of a run)
 Booleans become 0/1; strings, None and numbers that are not finite are left out (log.jsonl keeps them); a list of
 numbers becomes name/0, name/1, ..., except a [lo, hi] interval (a key ending in ci95): name/lo, name/hi.

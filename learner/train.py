@@ -154,8 +154,7 @@ class Run:
                 self.bc_checkpoint = await run_bc(self.parts)
                 p.stage, p.bc_checkpoint = "after_bc", self.bc_checkpoint
             elif phase == "rl":
-                await RLPhase(self.parts, self.bc_checkpoint).run(start=self.iteration)
-                self.iteration = self.cfg.rl.iterations
+                self.iteration = await RLPhase(self.parts, self.bc_checkpoint).run(start=self.iteration)
                 p.stage = "after_rl"
             p.next_phase = i + 1
             p.save(self.out)

@@ -1,12 +1,15 @@
-"""Rollouts that overlap the learner update (`scheduling.overlap_with_learner`), driven by the real RL loop of
-`learner.rl_phase.RLPhase` with small local parts: a rollout worker whose episodes take time and stamp each turn
-with the engine's current weight version, and a learner that turns groups into rows with the real `rl_samples`
-(lags included) and bumps the version on each push. No Ray, no model: the loop's bookkeeping is what is tested.
+"""Rollouts that overlap the learner update (`scheduling.overlap_with_learner`) and the RL phase's time budget
+(`rl.time_budget_min`), driven by the real RL loop of `learner.rl_phase.RLPhase` with small local parts: a rollout
+worker whose episodes take time and stamp each turn with the engine's current weight version, and a learner that
+turns groups into rows with the real `rl_samples` (lags included) and bumps the version on each push. No Ray, no
+model: the loop's bookkeeping is what is tested. The budget tests give the phase a clock that only the learner's
+update advances (10 s a step), so they read no real time.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 import torch
@@ -17,7 +20,8 @@ from common.tasks import Task
 from learner.algos import policy_loss, tis_weights
 from learner.engine_sync import EngineSync
 from learner.learner_handle import LearnerHandle
-from learner.rl_phase import RLPhase
+from learner.report import read_log, write_report
+from learner.rl_phase import RLClock, RLPhase
 from learner.run_log import RunLog
 from learner.run_parts import RunParts
 from learner.samples import rl_samples
@@ -65,16 +69,19 @@ class Worker:
 class Learner:
     """The LearnerActor's methods the RL phase calls, as a plain local object (what LearnerHandle wraps)."""
 
-    def __init__(self, engine: Engine):
+    def __init__(self, engine: Engine, saved: dict | None = None):
         self.engine, self.version, self.trained, self.lags = engine, 0, [], []
+        self.saved, self.checkpoints = saved or {}, []  # driver state to resume with; save_checkpoint calls
+        self.clock_s = 0.0  # the budget tests' clock: each update takes 10 s of it
 
     async def begin_rl(self, reference=None):
         return {"reference": "current weights"}
 
     async def driver_state(self):
-        return {}
+        return self.saved
 
     async def save_checkpoint(self, **kw):
+        self.checkpoints.append(kw)
         return "ckpt"
 
     async def rl_step(self, groups):
@@ -82,6 +89,7 @@ class Learner:
         self.lags += [s.lag for s in samples]
         self.trained += [id(t) for g in groups for tr in g.trajectories for t in tr.turns]
         await asyncio.sleep(0.05)  # the update: overlapped rollouts advance meanwhile
+        self.clock_s += 10.0
         return StepStats("rl", tokens_per_s=1.0)
 
     async def push_weights(self, engines, method=None, version=None):
@@ -110,33 +118,48 @@ class Stack:
         return self.train
 
 
-def _run(tmp_path, overlap: bool):
+def _run(
+    tmp_path,
+    overlap: bool,
+    *,
+    iterations: int = 4,
+    budget_min: float | None = None,
+    start: int = 0,
+    saved: dict | None = None,
+):
+    """The RL phase over 6 tasks, 2 groups of 2 an iteration; with `budget_min`, on the learner's clock. Returns
+    the stack, the learner and the number of iterations the phase says it did."""
     cfg = load_config(
         None,
         [
             f"logging.output_dir={tmp_path}",
             f"scheduling.overlap_with_learner={str(overlap).lower()}",
-            "rl.iterations=4",
+            f"rl.iterations={iterations}",
             "rl.tasks_per_iteration=2",
             "rl.group_size=2",
             "rl.expert_solvable=false",
-        ],
+        ]
+        + ([f"rl.time_budget_min={budget_min}"] if budget_min is not None else []),
     )
     engine = Engine()
-    stack, learner = Stack(Worker(engine)), Learner(engine)
+    stack, learner = Stack(Worker(engine)), Learner(engine, saved)
     handle, metrics, log = (
         LearnerHandle(learner, cfg.learner),
         RayMetrics(enabled=False),
         RunLog(tmp_path, cfg),
     )
     sync = EngineSync(stack.router, handle, cfg.learner.weight_sync, metrics, log)
-    asyncio.run(RLPhase(RunParts(cfg, tmp_path, stack, handle, metrics, log, sync), None).run(start=0))
-    return stack, learner
+    phase = RLPhase(RunParts(cfg, tmp_path, stack, handle, metrics, log, sync), None)
+    if budget_min is not None:
+        phase.clock.now = lambda: learner.clock_s
+    done = asyncio.run(phase.run(start=start))
+    return stack, learner, done
 
 
 @pytest.mark.parametrize("overlap", [False, True])
 def test_every_turn_is_trained_once_and_the_lag_stays_within_one_version(tmp_path, overlap):
-    stack, learner = _run(tmp_path, overlap)
+    stack, learner, done = _run(tmp_path, overlap)
+    assert done == 4
     made = [id(t) for g in stack.worker.made for tr in g.trajectories for t in tr.turns]
     # 4 iterations x 2 tasks: nothing sampled beyond the last iteration
     assert len(stack.worker.made) == 8
@@ -164,3 +187,53 @@ def test_importance_weights_are_one_without_lag_and_truncated_with_it():
     assert torch.equal(plain, ones)
     half, _ = policy_loss(*args, is_weights=torch.full((1, 3), 0.5))
     assert half.item() == pytest.approx(plain.item() / 2)
+
+
+def test_the_clock_fits_the_next_iteration_as_long_as_the_longest_so_far():
+    assert RLClock(None, used_s=1e9, longest_s=1e9).fits()  # no budget: rl.iterations alone
+    clock = RLClock(30.0)
+    assert clock.fits()  # nothing timed yet: the first iteration starts
+    clock.add(10.0, iteration=True)
+    clock.add(5.0, iteration=False)  # a stall's back-off counts as time used, not as an iteration's length
+    assert (clock.used_s, clock.longest_s) == (15.0, 10.0)
+    assert clock.fits() and not clock.fits(ahead=2)  # 15 + 10 <= 30 < 15 + 20
+    assert not clock.fits(current_s=16.0)  # the iteration in flight already runs longer than the longest
+    again = RLClock(30.0)
+    again.restore(clock.state())
+    assert again.state() == clock.state()
+
+
+@pytest.mark.parametrize("overlap", [False, True])
+def test_the_phase_stops_at_the_last_iteration_that_fits_its_budget(tmp_path, overlap):
+    # 10 s an iteration against 30 s: 0 + 10, 10 + 10 and 20 + 10 fit; 30 + 10 does not
+    stack, learner, done = _run(tmp_path, overlap, iterations=10, budget_min=0.5)
+    assert done == 3
+    # with overlap too, no group is drawn for an iteration that does not run: every group drawn is trained once
+    made = [id(t) for g in stack.worker.made for tr in g.trajectories for t in tr.turns]
+    assert len(stack.worker.made) == 6 and sorted(learner.trained) == sorted(made)
+    final = learner.checkpoints[-1]
+    assert final["tag"] == "rl" and final["iteration"] == 3
+    assert final["extra"]["rl_clock"] == {"used_s": 30.0, "longest_s": 10.0}
+    history = read_log(tmp_path / "log.jsonl")
+    assert [h["iteration"] for h in history if h.get("phase") == "rl"] == [0, 1, 2]
+    stop = [h for h in history if h.get("phase") == "rl_budget"]
+    assert stop == [
+        {
+            **stop[0],
+            "iterations": 3,
+            "of": 10,
+            "budget_min": 0.5,
+            "used_min": 0.5,
+            "longest_min": pytest.approx(0.17),
+        }
+    ]
+    report = write_report(tmp_path, history, {}).read_text()
+    assert "RL stopped after 3 of 10 iterations: 0.5 of the 0.5 minutes" in report
+
+
+def test_a_resumed_phase_counts_the_minutes_saved_with_its_checkpoint(tmp_path):
+    # killed after iteration 1 with 20 s used: iteration 2 still fits 30 s, iteration 3 does not
+    saved = {"rl_clock": {"used_s": 20.0, "longest_s": 10.0}}
+    stack, learner, done = _run(tmp_path, False, iterations=10, budget_min=0.5, start=2, saved=saved)
+    assert done == 3 and len(stack.worker.made) == 2
+    assert json.loads((tmp_path / "log.jsonl").read_text().splitlines()[-1])["phase"] == "rl_budget"
