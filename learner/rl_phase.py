@@ -161,7 +161,7 @@ class RLPhase:
             "used_min": round(clock.used_s / 60.0, 2),
             "longest_min": round(clock.longest_s / 60.0, 2),
         }
-        self.parts.log.record(record)
+        self.parts.log.record(record, quiet=True)
         print(
             f"[train] RL stops after {it} of {rl.iterations} iterations: {record['used_min']:.1f} of "
             f"rl.time_budget_min={rl.time_budget_min:g} min used, and the next would take about "
