@@ -151,7 +151,7 @@ class RLPhase:
 
     def out_of_time(self, it: int) -> None:
         """The next iteration would not end inside `rl.time_budget_min`: the phase stops after `it` iterations,
-        and says so in the output and the log (the report reads it)."""
+        and says so in the log (its console line, the trackers; the report reads it)."""
         clock, rl = self.clock, self.cfg.rl
         record = {
             "phase": "rl_budget",
@@ -161,13 +161,8 @@ class RLPhase:
             "used_min": round(clock.used_s / 60.0, 2),
             "longest_min": round(clock.longest_s / 60.0, 2),
         }
-        self.parts.log.record(record, quiet=True)
-        print(
-            f"[train] RL stops after {it} of {rl.iterations} iterations: {record['used_min']:.1f} of "
-            f"rl.time_budget_min={rl.time_budget_min:g} min used, and the next would take about "
-            f"{record['longest_min']:.1f} (the longest so far)",
-            flush=True,
-        )
+        # its console line: the iterations done of the cap, the minutes used of the budget
+        self.parts.log.record(record)
 
     async def update(self, draws: Draws) -> StepStats:
         await self.parts.sync.heal()  # before the update: a restored engine gets the weights its peers hold

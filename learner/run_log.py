@@ -36,6 +36,12 @@ BRIEF_KEYS = (
     "ci95",
     "gained",
     "lost",
+    # an rl_budget record: where the RL phase stopped against rl.time_budget_min
+    "iterations",
+    "of",
+    "budget_min",
+    "used_min",
+    "longest_min",
 )
 
 
@@ -68,17 +74,14 @@ class RunLog:
         self.trackers: Trackers | None = None
         self._last = time.time()  # the console's seconds per RL iteration
 
-    def record(self, record: dict[str, Any], *, quiet: bool = False) -> None:
-        """Append `record` (timestamped) to log.jsonl and the trackers, and print its brief view unless `quiet` (the
-        caller prints a line of its own)."""
+    def record(self, record: dict[str, Any]) -> None:
+        """Append `record` (timestamped) to log.jsonl and the trackers, and print its brief view."""
         record = {"time": time.time(), **record}
         line = json.dumps(record, default=str)
         with open(self.out / "log.jsonl", "a", encoding="utf-8") as f:
             f.write(line + "\n")
         if self.trackers is not None:
             self.trackers.log(json.loads(line))  # what log.jsonl holds, no more
-        if quiet:
-            return
         shown = brief(record, record["time"] - self._last)
         self._last = record["time"]
         print(f"[train] {json.dumps(shown, default=str)}", flush=True)

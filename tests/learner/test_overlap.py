@@ -204,9 +204,12 @@ def test_the_clock_fits_the_next_iteration_as_long_as_the_longest_so_far():
 
 
 @pytest.mark.parametrize("overlap", [False, True])
-def test_the_phase_stops_at_the_last_iteration_that_fits_its_budget(tmp_path, overlap):
+def test_the_phase_stops_at_the_last_iteration_that_fits_its_budget(tmp_path, overlap, capsys):
     # 10 s an iteration against 30 s: 0 + 10, 10 + 10 and 20 + 10 fit; 30 + 10 does not
     stack, learner, done = _run(tmp_path, overlap, iterations=10, budget_min=0.5)
+    # the console's line of the record: iterations done of the cap, minutes used of the budget
+    line = next(x for x in capsys.readouterr().out.splitlines() if '"rl_budget"' in x)
+    assert '"iterations": 3, "of": 10, "budget_min": 0.5, "used_min": 0.5' in line
     assert done == 3
     # with overlap too, no group is drawn for an iteration that does not run: every group drawn is trained once
     made = [id(t) for g in stack.worker.made for tr in g.trajectories for t in tr.turns]
