@@ -39,7 +39,7 @@ from learner.samples import (
     collate,
     collate_tree,
     demo_samples,
-    micro_batches,
+    layout,
     rl_samples,
 )
 from learner.stats import BCSummary, StepStats
@@ -115,23 +115,24 @@ class LearnerActor:
     def _my_batches(self, samples: list[Sample]) -> list[Batch]:
         """This rank's micro-batches. Every rank runs the same count (collectives must pair up): a rank short of
         one runs a copy of another with its mask zeroed, which adds nothing to the gradient."""
-        parts = self._parts(samples)
+        parts, tree = self._parts(samples)
         per_rank = math.ceil(len(parts) / self.world_size)
         mine = parts[self.rank :: self.world_size]
-        batches = [self._collate([samples[i] for i in idx]) for idx in mine]
+        batches = [self._collate([samples[i] for i in idx], tree) for idx in mine]
         while len(batches) < per_rank:
             dummy = collate([samples[parts[0][0]]], self.pad_id)
             dummy.mask.zero_()
             batches.append(dummy)
         return [b.to(self.device) for b in batches]
 
-    def _parts(self, samples: Sequence[Sample]) -> list[list[int]]:
-        return micro_batches(samples, self.cfg.learner.micro_batch_tokens, share_prompts=self.share_prompts)
+    def _parts(self, samples: Sequence[Sample]) -> tuple[list[list[int]], bool]:
+        """The micro-batches and whether they are prefix trees (`learner.share_prompts`, where they pay: `layout`)."""
+        return layout(samples, self.cfg.learner.micro_batch_tokens, share_prompts=self.share_prompts)
 
-    def _collate(self, rows: Sequence[Sample]) -> Batch:
-        """A micro-batch's tensors: with `learner.share_prompts`, a prefix tree (rows of one prompt hold it once,
-        the prompts of the micro-batch hold their common prefix once); a lone row is a plain row."""
-        if self.share_prompts and len(rows) > 1:
+    def _collate(self, rows: Sequence[Sample], tree: bool) -> Batch:
+        """A micro-batch's tensors: a prefix tree when `tree` (rows of one prompt hold it once, the prompts of the
+        micro-batch hold their common prefix once); a lone row is a plain row."""
+        if tree and len(rows) > 1:
             return collate_tree(rows, self.pad_id)
         return collate(rows, self.pad_id)
 
@@ -266,8 +267,9 @@ class LearnerActor:
         """Teacher-forced check on demonstration turns: NLL per action token, the share of action tokens that are
         the model's argmax, and the share of turns whose whole reply is argmax (what greedy decoding would write)."""
         nll, correct, tokens, exact = 0.0, 0.0, 0.0, 0
-        for idx in self._parts(samples):
-            batch = self._collate([samples[i] for i in idx]).to(self.device)
+        parts, tree = self._parts(samples)
+        for idx in parts:
+            batch = self._collate([samples[i] for i in idx], tree).to(self.device)
             logits = self._logits(self.engine, batch).float()
             lp = token_logprobs(logits, batch.targets)
             hit = (logits.argmax(-1) == batch.targets).float() * batch.mask
@@ -462,8 +464,9 @@ class LearnerActor:
         checks)."""
         samples = [x if isinstance(x, Sample) else Sample.from_turn(x) for x in items]
         out: list[list[float]] = [[] for _ in samples]
-        for idx in self._parts(samples):
-            batch = self._collate([samples[i] for i in idx]).to(self.device)
+        parts, tree = self._parts(samples)
+        for idx in parts:
+            batch = self._collate([samples[i] for i in idx], tree).to(self.device)
             lp = self._logprobs(self.engine, batch, temperature).float().cpu()
             for row, i in enumerate(idx):
                 out[i] = lp[row][batch.mask[row].cpu() > 0].tolist()

@@ -6,6 +6,7 @@ the right edge: the model then only has to project the last K hidden states to t
 which on a 49k vocabulary is most of the saving on long prompts with short actions. With `learner.share_prompts`
 a micro-batch is a prefix tree instead (`collate_tree`): what its rows share (a group's one first page, every
 prompt's system prompt) is computed once and its KV passed on, so the learner's work is the tree's, not the rows'.
+`layout` picks the trees only for a batch where they save more work than their extra forward calls cost.
 
 RL rows carry their advantage (the trajectory's, or with `rl.advantage: step` the turn's, see
 learner.algos.step_advantages), their M-GRPO weight and whether they are off-policy (expert-played).
@@ -248,6 +249,32 @@ def micro_batches(
                 continue
         batches.append([i])
     return batches
+
+
+# A prefix tree runs up to three forward calls a micro-batch and hands each row the root's KV. On rows that share
+# little that costs more than it saves: LearnerActor BC steps on real demonstrations, the two layouts alternating
+# (6 steps each, 2-core AMD EPYC, 2026-12-07): the shop's pages (one system prompt shared, 764-token prompts) gave
+# trees 0.94 of the padded rows' work and took 1.10x their time; MiniWoB++ pages (370-token prompts) 0.81 of the
+# work and 0.89x the time. A batch is laid out as trees only when their work is at most this share of the rows'.
+TREE_WORK_SHARE = 0.85
+
+
+def layout(
+    samples: Sequence[Sample], token_budget: int, *, share_prompts: bool = False
+) -> tuple[list[list[int]], bool]:
+    """The micro-batches of `samples` (`micro_batches`) and whether they are prefix trees (`collate_tree`): with
+    `share_prompts`, trees when their work (`tree_work`, padding included) is at most `TREE_WORK_SHARE` of the
+    left-padded rows' (RL batches, where a group's first turns share one prompt), else padded rows (BC on distinct
+    pages)."""
+    plain = micro_batches(samples, token_budget)
+    if not share_prompts or len(samples) < 2:
+        return plain, False
+    trees = micro_batches(samples, token_budget, share_prompts=True)
+    tree_cost = sum(tree_work([samples[i] for i in part]) for part in trees)
+    plain_cost = sum(len(part) * max(len(samples[i].input_ids) for i in part) for part in plain)
+    if tree_cost <= TREE_WORK_SHARE * plain_cost:
+        return trees, True
+    return plain, False
 
 
 def _tree_batches(samples: Sequence[Sample], token_budget: int) -> list[list[int]]:

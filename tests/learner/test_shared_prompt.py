@@ -8,7 +8,16 @@ import pytest
 import torch
 
 from learner.algos import policy_loss, token_logprobs
-from learner.samples import Sample, batch_logits, collate, collate_tree, micro_batches, tree_work
+from learner.samples import (
+    TREE_WORK_SHARE,
+    Sample,
+    batch_logits,
+    collate,
+    collate_tree,
+    layout,
+    micro_batches,
+    tree_work,
+)
 
 
 def _row(prompt: list[int], completion: list[int], adv: float = 1.0) -> Sample:
@@ -116,3 +125,20 @@ def test_micro_batches_pack_prefix_trees_within_the_budget():
     assert tight == [[0, 1], [2]]
     # without sharing: left-padded rows, rows * longest <= budget, longest first
     assert micro_batches(rows, 64) == [[2], [3], [1], [4], [0, 5]]
+
+
+def test_layout_picks_prefix_trees_only_where_they_save_their_cost():
+    budget = 10**6
+    # a group's first turns on one prompt: the trees compute it once, far under the padded rows' work
+    parts, tree = layout(ROWS, budget, share_prompts=True)
+    assert tree and parts == micro_batches(ROWS, budget, share_prompts=True)
+    # distinct pages of the same length after a short common prefix (BC's rows): the trees would save less than
+    # their extra forward calls cost, so the rows stay padded rows
+    pages = [_row([1, 2] + [100 + 50 * k + j for j in range(48)], [7, 8]) for k in range(4)]
+    rows_work = 4 * 52
+    assert tree_work(pages) > TREE_WORK_SHARE * rows_work
+    parts, tree = layout(pages, budget, share_prompts=True)
+    assert not tree and parts == micro_batches(pages, budget)
+    # off: always padded rows; a lone row is a padded row
+    assert layout(ROWS, budget) == (micro_batches(ROWS, budget), False)
+    assert layout(ROWS[:1], budget, share_prompts=True) == ([[0]], False)
