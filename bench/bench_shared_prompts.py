@@ -11,7 +11,13 @@ third of the episodes with a second turn on a page of their own; every prompt st
 tokens (the preset's prompts share their first 115: the compact system prompt in the chat template). The step is
 `LearnerActor.rl_step` as the preset runs it (DeepSpeed stage 0 on CPU, bf16 autocast, two passes per batch, the
 KL probe after the last). The arms alternate, after one warm-up step each; the figure is the median seconds per
-step, off / on (> 1: the prefix trees are faster). Writes bench/results/shared_prompts.json.
+step, off / on (> 1: the prefix trees are faster).
+
+A second pair times a BC step (`LearnerActor.bc_step`) on `--bc-rows` one-turn demonstrations, each on a page of
+its own (`--bc-prompt` tokens after the shared `--system` ones, as the shop demo's 764-token prompts are), laid out
+as prefix trees and as padded rows, and says which `learner/samples.py` `layout` picks for them: trees share only
+the system prompt there, so they save little work and cost their extra forward calls. Writes
+bench/results/shared_prompts.json.
 """
 
 from __future__ import annotations
@@ -58,6 +64,56 @@ def batch(groups: int, size: int, prompt: int, system: int = 0, seed: int = 0):
     return out
 
 
+def bc_demos(n: int, prompt: int, system: int, seed: int = 1):
+    """`n` one-turn demonstrations, each on a page of its own after the same `system` tokens."""
+    from common.records import Observation, Trajectory, Turn
+
+    rng = random.Random(seed)
+
+    def ids(k: int) -> list[int]:
+        return [rng.randrange(100, 40000) for _ in range(k)]
+
+    head = ids(system)
+    out = []
+    for k in range(n):
+        c = ids(rng.randint(12, 20))
+        turn = Turn(
+            index=0,
+            observation=Observation(text="page"),
+            prompt_ids=head + ids(prompt - system),
+            completion_ids=c,
+            logprobs=[0.0] * len(c),
+        )
+        out.append(Trajectory(task_id=k, sample_idx=0, turns=[turn], reward=1.0, source="expert"))
+    return out
+
+
+def time_bc(learner, demos, repeats: int) -> tuple[dict[bool, float], bool]:
+    """Median seconds of a BC step on `demos`, as prefix trees (True) and as padded rows (False), alternating after
+    a warm-up each; and whether `layout` picks trees for their rows."""
+    import learner.samples as samples
+
+    picked = samples.layout(
+        samples.demo_samples(demos, learner.cfg.model.max_context)[0],
+        learner.cfg.learner.micro_batch_tokens,
+        share_prompts=True,
+    )[1]
+    default = samples.TREE_WORK_SHARE
+    secs: dict[bool, list[float]] = {False: [], True: []}
+    try:
+        learner.share_prompts = True
+        for rep in range(repeats + 1):
+            for tree in (False, True):
+                samples.TREE_WORK_SHARE = 1.0 if tree else 0.0  # force the layout of this arm
+                t0 = time.perf_counter()
+                learner.bc_step(demos)
+                if rep:
+                    secs[tree].append(time.perf_counter() - t0)
+    finally:
+        samples.TREE_WORK_SHARE = default
+    return {k: statistics.median(v) for k, v in secs.items()}, picked
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--groups", type=int, default=4)
@@ -65,6 +121,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--prompt", type=int, default=400)
     ap.add_argument("--system", type=int, default=115, help="leading tokens every prompt shares")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument(
+        "--bc-rows", type=int, default=4, help="demonstration turns of a BC step (the shop's batch)"
+    )
+    ap.add_argument("--bc-prompt", type=int, default=760, help="tokens of each BC row's prompt")
     args = ap.parse_args(argv)
     from common.config import load_config
     from common.models import ensure_default_model
@@ -100,6 +160,12 @@ def main(argv: list[str] | None = None) -> int:
     for share, med in ((False, off), (True, on)):
         print(f"| {rows} | share_prompts={share} | {micro[share]} | {med:.1f} |")
     print(f"speed-up: {off / on:.2f}x")
+    bc, picked = time_bc(learner, bc_demos(args.bc_rows, args.bc_prompt, args.system), args.repeats)
+    print(f"| {args.bc_rows} | BC step, padded rows | - | {bc[False]:.1f} |")
+    print(f"| {args.bc_rows} | BC step, prefix trees | - | {bc[True]:.1f} |")
+    print(
+        f"BC: trees take {bc[True] / bc[False]:.2f}x the padded rows' time; layout picks {'trees' if picked else 'padded rows'}"
+    )
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from report import Figure, save
 
@@ -112,12 +178,22 @@ def main(argv: list[str] | None = None) -> int:
                 f"{off:.1f} s",
                 off / on,
                 ">= 1.5",
-            )
+            ),
+            Figure(
+                "learner BC step seconds on distinct pages, prefix trees / padded rows (same rows; layout picks "
+                + ("trees)" if picked else "padded rows)"),
+                f"{bc[True]:.1f} s",
+                f"{bc[False]:.1f} s",
+                bc[True] / bc[False],
+                "",
+            ),
         ],
         {
             "rows": rows,
             "seconds": {"off": secs[False], "on": secs[True]},
             "micro_batches": micro,
+            "bc_seconds": {"padded_rows": bc[False], "trees": bc[True]},
+            "bc_layout_picks_trees": picked,
             **vars(args),
         },
     )
