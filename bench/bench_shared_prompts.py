@@ -13,8 +13,8 @@ tokens (the preset's prompts share their first 115: the compact system prompt in
 KL probe after the last). The arms alternate, after one warm-up step each; the figure is the median seconds per
 step, off / on (> 1: the prefix trees are faster).
 
-A second pair times a BC step (`LearnerActor.bc_step`) on `--bc-rows` one-turn demonstrations, each on a page of
-its own (`--bc-prompt` tokens after the shared `--system` ones, as the shop demo's 764-token prompts are), laid out
+A second pair times a BC step (`LearnerActor.bc_step`) on `--bc-rows` demonstrations (a third of them with a
+second turn), every turn on a page of its own (`--bc-prompt` tokens after the shared `--system` ones, as the shop demo's 764-token prompts are), laid out
 as prefix trees and as padded rows, and says which `learner/samples.py` `layout` picks for them: trees share only
 the system prompt there, so they save little work and cost their extra forward calls. Writes
 bench/results/shared_prompts.json.
@@ -64,28 +64,10 @@ def batch(groups: int, size: int, prompt: int, system: int = 0, seed: int = 0):
     return out
 
 
-def bc_demos(n: int, prompt: int, system: int, seed: int = 1):
-    """`n` one-turn demonstrations, each on a page of its own after the same `system` tokens."""
-    from common.records import Observation, Trajectory, Turn
-
-    rng = random.Random(seed)
-
-    def ids(k: int) -> list[int]:
-        return [rng.randrange(100, 40000) for _ in range(k)]
-
-    head = ids(system)
-    out = []
-    for k in range(n):
-        c = ids(rng.randint(12, 20))
-        turn = Turn(
-            index=0,
-            observation=Observation(text="page"),
-            prompt_ids=head + ids(prompt - system),
-            completion_ids=c,
-            logprobs=[0.0] * len(c),
-        )
-        out.append(Trajectory(task_id=k, sample_idx=0, turns=[turn], reward=1.0, source="expert"))
-    return out
+def bc_demos(n: int, prompt: int, system: int):
+    """`n` demonstrations, every turn on a page of its own after the same `system` tokens: `batch`'s episodes,
+    one per group."""
+    return [g.trajectories[0] for g in batch(n, 1, prompt, system, seed=1)]
 
 
 def time_bc(learner, demos, repeats: int) -> tuple[dict[bool, float], bool]:
@@ -122,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--system", type=int, default=115, help="leading tokens every prompt shares")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument(
-        "--bc-rows", type=int, default=4, help="demonstration turns of a BC step (the shop's batch)"
+        "--bc-rows", type=int, default=4, help="demonstrations of a BC step (the shop's batch: 4 turns)"
     )
     ap.add_argument("--bc-prompt", type=int, default=760, help="tokens of each BC row's prompt")
     args = ap.parse_args(argv)
