@@ -228,6 +228,17 @@ class RLConfig(_Section):
         "the size of its BC gradients (the BC checkpoint then holds the optimizer state, for a resume); needs a BC "
         "phase in this run's history",
     )
+    frozen_layers: int = Field(
+        0,
+        ge=0,
+        description="RL trains only the decoder layers above the lowest N: those N layers and the token embeddings "
+        "(with them a tied output head, as SmolLM2's) get no gradient, so the backward stops at layer N and the "
+        "frozen layers' forward keeps no activations. On this CPU a forward+backward of 4 x 500 tokens through "
+        "SmolLM2-135M takes 0.65x the time with 15 of its 30 layers frozen, 0.57x with 20 (README, 'Freezing the "
+        "lower layers in RL'). Behaviour cloning always trains every parameter. 0 = train everything. Needs "
+        "learner.zero_stage 0 without DeepSpeed's bf16 optimizer (the CPU learner): ZeRO and the bf16 optimizer "
+        "build their flat master copies over the trainable parameters once, at start",
+    )
     clip_eps: float = Field(0.2, description="PPO-style ratio clip")
     kl_beta: float = Field(0.001, description="KL penalty to the reference policy (paper's code: 0.001)")
     updates_per_batch: int = Field(
@@ -537,6 +548,12 @@ class TrainConfig(_Section):
             raise ValueError("inference.max_new_tokens must be below model.max_context")
         if self.bc.batch_size < 1:
             raise ValueError("bc.batch_size must be >= 1")
+        if self.rl.frozen_layers and self.learner.zero_stage != 0:
+            raise ValueError(
+                f"rl.frozen_layers={self.rl.frozen_layers} needs learner.zero_stage 0 (this config has "
+                f"{self.learner.zero_stage}): ZeRO partitions its master weights over the parameters that train at "
+                "start, and behaviour cloning trains them all"
+            )
         return self
 
     @property

@@ -171,6 +171,7 @@ class LearnerActor:
 
     def _bc_step(self, samples: list[Sample], stats: StepStats) -> StepStats:
         t0 = time.perf_counter()
+        eng.freeze_lower_layers(self.engine, 0)  # BC trains every parameter, whatever an RL phase froze
         stats.samples = len(samples)
         if not samples:
             stats.skipped = True
@@ -286,8 +287,10 @@ class LearnerActor:
         `reference` (the BC result's checkpoint; kept in the state so a resumed run uses the same one), else the
         current weights. A fresh RL phase (no RL step done yet) also restarts the optimizer (`rl.adam_start`): BC's
         first moment is always dropped (it would push RL's first steps along BC's gradients); its second moment is
-        kept with `bc_second_moment`."""
+        kept with `bc_second_moment`. With `rl.frozen_layers` the embeddings and that many lowest decoder layers
+        stop training here (learner/engine.py, `freeze_lower_layers`)."""
         rl = self.cfg.rl
+        trainable = eng.freeze_lower_layers(self.engine, rl.frozen_layers)
         reference = reference or self.state.rl_reference or None
         if rl.kl_beta > 0:
             self.ref = eng.build_reference(reference or self.model_path, self.cfg, self.world_size)
@@ -311,6 +314,7 @@ class LearnerActor:
             "reference": reference or "current weights",
             "fresh_optimizer": fresh,
             "bc_second_moment": kept,
+            **trainable,
         }
 
     def rl_step(self, groups: Sequence[TrajectoryGroup]) -> StepStats:

@@ -216,6 +216,44 @@ def reset_optimizer(engine: DeepSpeedEngine, keep_second_moment: bool = False) -
 
 
 @torch.no_grad()
+def decoder_layers(model: torch.nn.Module) -> torch.nn.ModuleList:
+    """The stack of decoder layers of a Hugging Face causal LM (`model.<base_model_prefix>.layers`: Llama, Qwen,
+    Mistral and their kin)."""
+    base = getattr(model, getattr(model, "base_model_prefix", "model"), None)
+    layers = getattr(base, "layers", None)
+    if not isinstance(layers, torch.nn.ModuleList):
+        raise ValueError(
+            f"{type(model).__name__} has no decoder layer list at .{model.base_model_prefix}.layers"
+        )
+    return layers
+
+
+def freeze_lower_layers(engine: DeepSpeedEngine, n: int) -> dict[str, int]:
+    """Train only what lies above the lowest `n` decoder layers: those layers and the input embeddings (with them
+    a tied output head) stop taking gradients; every other parameter trains. n = 0 makes every parameter train
+    again. Parameters without a gradient are skipped by torch's AdamW (no moment update, no weight decay), so they
+    stay exactly as they are. Only a plain torch optimizer allows this after start: ZeRO and DeepSpeed's bf16
+    optimizer keep flat master copies of the parameters that trained when the engine was built."""
+    model = engine.module
+    layers = decoder_layers(model)
+    if not 0 <= n < len(layers):
+        raise ValueError(
+            f"rl.frozen_layers={n}: the model has {len(layers)} decoder layers; keep at least one"
+        )
+    if n and not isinstance(engine.optimizer, torch.optim.Optimizer):
+        raise ValueError(
+            f"rl.frozen_layers={n} needs a plain torch optimizer (learner.zero_stage 0 on CPU); this engine's is "
+            f"{type(engine.optimizer).__name__}, whose flat master weights were built over every parameter"
+        )
+    model.requires_grad_(True)
+    if n:
+        model.get_input_embeddings().requires_grad_(False)
+        for layer in layers[:n]:
+            layer.requires_grad_(False)
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    return {"frozen_layers": n, "trainable_params": trainable}
+
+
 def copy_weights(src: torch.nn.Module, dst: Any, zero_stage: int) -> None:
     """dst's weights := src's (same architecture). Under ZeRO-3 both are gathered one tensor at a time."""
     import contextlib

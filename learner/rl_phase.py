@@ -238,6 +238,12 @@ class RLPhase:
             f"[train] RL on {sampler.size} train tasks ({sampler.excluded} demonstration tasks left out); "
             f"reference: {begun['reference']}"
             + ("; Adam keeps BC's second moment" if begun.get("bc_second_moment") else "")
+            + (
+                f"; the lowest {begun['frozen_layers']} decoder layers and the embeddings frozen "
+                f"({begun['trainable_params'] / 1e6:.1f}M parameters train)"
+                if begun.get("frozen_layers")
+                else ""
+            )
             + ("; dynamic sampling" if self.cfg.rl.dynamic_sampling else "")
             + ("; expert guidance" if self.expert is not None else "")
             + (

@@ -261,3 +261,35 @@ def test_rl_can_start_from_bc_adams_second_moment_and_refuses_when_there_is_none
         learner.cfg.rl.adam_start = "fresh"
         learner.state.rl_steps += done
         learner.scheduler.begin(learner.cfg.rl.lr)
+
+
+def test_frozen_layers_keep_the_embeddings_and_lower_layers_exactly_and_bc_trains_everything(learner):
+    """rl.frozen_layers=1 on the 2-layer model: an RL step leaves the embeddings (the tied output head with them)
+    and layer 0 bit for bit as they were, moves layer 1 and the final norm; a BC step afterwards trains every
+    parameter again. Asking to freeze every layer, or to freeze under ZeRO, is an error that says why."""
+    learner.cfg.rl.frozen_layers = 1
+    try:
+        begun = learner.begin_rl()
+        total = sum(p.numel() for p in learner.engine.module.parameters())
+        assert begun["frozen_layers"] == 1 and 0 < begun["trainable_params"] < total
+        before = _weights(learner)
+        learner.rl_step([_group(10, 1200)])
+        after = _weights(learner)
+        frozen = [n for n in after if "embed_tokens" in n or ".layers.0." in n]
+        moved = [n for n in after if ".layers.1." in n]
+        assert frozen and moved
+        assert all(torch.equal(after[n], before[n]) for n in frozen)
+        assert all(not torch.equal(after[n], before[n]) for n in moved if "layernorm" not in n)
+        learner.bc_step(_group(11, 1300).trajectories)
+        trained = _weights(learner)
+        assert all(p.requires_grad for p in learner.engine.module.parameters())
+        assert not torch.equal(trained[frozen[0]], after[frozen[0]])  # BC moved the embeddings
+        learner.cfg.rl.frozen_layers = 2
+        with pytest.raises(ValueError, match="has 2 decoder layers; keep at least one"):
+            learner.begin_rl()
+    finally:
+        learner.cfg.rl.frozen_layers = 0
+        learner.begin_rl()
+    assert all(p.requires_grad for p in learner.engine.module.parameters())
+    with pytest.raises(ValueError, match="needs learner.zero_stage 0"):
+        load_config(None, ["rl.frozen_layers=4", "learner.zero_stage=2"])
