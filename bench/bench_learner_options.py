@@ -9,8 +9,11 @@ window, float32), plus an AdamW step over the trainable parameters. Contenders, 
   fp32          today's learner (the baseline)
   bf16-autocast torch.autocast("cpu", bfloat16) around the forward (AVX512-BF16 matmuls); master weights fp32
   lora-r16      peft LoRA (r=16, alpha=32, attention and MLP projections); the frozen base needs no weight grads
-  top-half      the lower half of the layers frozen (no backward below the middle)
-Ratios > 1: faster than fp32. Writes bench/results/learner_options.json.
+  frozen-15     bf16-autocast with rl.frozen_layers 15: the embeddings (tied head) and the lowest 15 of the 30
+                decoder layers frozen (learner/engine.py, freeze_lower_layers), as configs/miniwob_train.yaml's RL
+  frozen-20     the same with 20 frozen
+Ratios > 1: faster than fp32; the frozen arms also against bf16-autocast, the learner they change.
+Writes bench/results/learner_options.json.
 """
 
 from __future__ import annotations
@@ -34,13 +37,10 @@ def build(kind: str, path: str):
 
         targets = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
         model = get_peft_model(model, LoraConfig(r=16, lora_alpha=32, target_modules=targets))
-    elif kind == "top-half":
-        layers = model.model.layers
-        for p in [
-            *model.model.embed_tokens.parameters(),
-            *[q for lay in layers[: len(layers) // 2] for q in lay.parameters()],
-        ]:
-            p.requires_grad_(False)
+    elif kind.startswith("frozen-"):
+        from learner.engine import freeze_lower_layers
+
+        freeze_lower_layers(model, int(kind.split("-")[1]))
     params = [p for p in model.parameters() if p.requires_grad]
     return model, torch.optim.AdamW(params, lr=1e-6)
 
@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(Sample(input_ids=ids, loss_mask=[0] * n + [1] * args.completion))
     batch = collate(rows, 0)
     tokens = sum(len(r.input_ids) for r in rows)
-    kinds = {"fp32": False, "bf16-autocast": True, "lora-r16": False, "top-half": False}
+    kinds = {"fp32": False, "bf16-autocast": True, "lora-r16": False, "frozen-15": True, "frozen-20": True}
     built = {k: build(k, path) for k in kinds}
     for k, (m, o) in built.items():  # warm-up
         step(m, o, batch, kinds[k])
@@ -120,6 +120,16 @@ def main(argv: list[str] | None = None) -> int:
         )
         for k in kinds
         if k != "fp32"
+    ]
+    figs += [
+        Figure(
+            f"learner step speed, {k} / bf16-autocast (same RL-shaped micro-batch)",
+            f"{out['options'][k]['tokens_per_s']:.0f} tok/s",
+            f"{out['options']['bf16-autocast']['tokens_per_s']:.0f} tok/s",
+            out["options"][k]["tokens_per_s"] / out["options"]["bf16-autocast"]["tokens_per_s"],
+        )
+        for k in kinds
+        if k.startswith("frozen-")
     ]
     save("learner_options", figs, out)
     return 0

@@ -171,7 +171,9 @@ class LearnerActor:
 
     def _bc_step(self, samples: list[Sample], stats: StepStats) -> StepStats:
         t0 = time.perf_counter()
-        eng.freeze_lower_layers(self.engine, 0)  # BC trains every parameter, whatever an RL phase froze
+        eng.freeze_lower_layers(
+            self.engine.module, 0
+        )  # BC trains every parameter, whatever an RL phase froze
         stats.samples = len(samples)
         if not samples:
             stats.skipped = True
@@ -290,7 +292,7 @@ class LearnerActor:
         kept with `bc_second_moment`. With `rl.frozen_layers` the embeddings and that many lowest decoder layers
         stop training here (learner/engine.py, `freeze_lower_layers`)."""
         rl = self.cfg.rl
-        trainable = eng.freeze_lower_layers(self.engine, rl.frozen_layers)
+        trainable = eng.freeze_lower_layers(self.engine.module, rl.frozen_layers, self.engine.optimizer)
         reference = reference or self.state.rl_reference or None
         if rl.kl_beta > 0:
             self.ref = eng.build_reference(reference or self.model_path, self.cfg, self.world_size)

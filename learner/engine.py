@@ -228,22 +228,22 @@ def decoder_layers(model: torch.nn.Module) -> torch.nn.ModuleList:
     return layers
 
 
-def freeze_lower_layers(engine: DeepSpeedEngine, n: int) -> dict[str, int]:
+def freeze_lower_layers(model: torch.nn.Module, n: int, optimizer: object | None = None) -> dict[str, int]:
     """Train only what lies above the lowest `n` decoder layers: those layers and the input embeddings (with them
     a tied output head) stop taking gradients; every other parameter trains. n = 0 makes every parameter train
     again. Parameters without a gradient are skipped by torch's AdamW (no moment update, no weight decay), so they
-    stay exactly as they are. Only a plain torch optimizer allows this after start: ZeRO and DeepSpeed's bf16
-    optimizer keep flat master copies of the parameters that trained when the engine was built."""
-    model = engine.module
+    stay exactly as they are. `optimizer` (the engine's): only a plain torch optimizer allows this after start;
+    ZeRO and DeepSpeed's bf16 optimizer keep flat master copies of the parameters that trained when the engine
+    was built."""
     layers = decoder_layers(model)
     if not 0 <= n < len(layers):
         raise ValueError(
             f"rl.frozen_layers={n}: the model has {len(layers)} decoder layers; keep at least one"
         )
-    if n and not isinstance(engine.optimizer, torch.optim.Optimizer):
+    if n and optimizer is not None and not isinstance(optimizer, torch.optim.Optimizer):
         raise ValueError(
             f"rl.frozen_layers={n} needs a plain torch optimizer (learner.zero_stage 0 on CPU); this engine's is "
-            f"{type(engine.optimizer).__name__}, whose flat master weights were built over every parameter"
+            f"{type(optimizer).__name__}, whose flat master weights were built over every parameter"
         )
     model.requires_grad_(True)
     if n:
