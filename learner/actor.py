@@ -171,9 +171,8 @@ class LearnerActor:
 
     def _bc_step(self, samples: list[Sample], stats: StepStats) -> StepStats:
         t0 = time.perf_counter()
-        eng.freeze_lower_layers(
-            self.engine.module, 0
-        )  # BC trains every parameter, whatever an RL phase froze
+        # BC trains every parameter, whatever an RL phase froze
+        eng.freeze_lower_layers(self.engine.module, 0)
         stats.samples = len(samples)
         if not samples:
             stats.skipped = True

@@ -215,7 +215,6 @@ def reset_optimizer(engine: DeepSpeedEngine, keep_second_moment: bool = False) -
     return True
 
 
-@torch.no_grad()
 def decoder_layers(model: torch.nn.Module) -> torch.nn.ModuleList:
     """The stack of decoder layers of a Hugging Face causal LM (`model.<base_model_prefix>.layers`: Llama, Qwen,
     Mistral and their kin)."""
@@ -254,6 +253,7 @@ def freeze_lower_layers(model: torch.nn.Module, n: int, optimizer: object | None
     return {"frozen_layers": n, "trainable_params": trainable}
 
 
+@torch.no_grad()
 def copy_weights(src: torch.nn.Module, dst: Any, zero_stage: int) -> None:
     """dst's weights := src's (same architecture). Under ZeRO-3 both are gathered one tensor at a time."""
     import contextlib
