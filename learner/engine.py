@@ -218,12 +218,10 @@ def reset_optimizer(engine: DeepSpeedEngine, keep_second_moment: bool = False) -
 def decoder_layers(model: torch.nn.Module) -> torch.nn.ModuleList:
     """The stack of decoder layers of a Hugging Face causal LM (`model.<base_model_prefix>.layers`: Llama, Qwen,
     Mistral and their kin)."""
-    base = getattr(model, getattr(model, "base_model_prefix", "model"), None)
-    layers = getattr(base, "layers", None)
+    prefix = getattr(model, "base_model_prefix", "model")
+    layers = getattr(getattr(model, prefix, None), "layers", None)
     if not isinstance(layers, torch.nn.ModuleList):
-        raise ValueError(
-            f"{type(model).__name__} has no decoder layer list at .{model.base_model_prefix}.layers"
-        )
+        raise ValueError(f"{type(model).__name__} has no decoder layer list at .{prefix}.layers")
     return layers
 
 
