@@ -235,7 +235,8 @@ class RLConfig(_Section):
         "(with them a tied output head, as SmolLM2's) get no gradient, so the backward stops at layer N and the "
         "frozen layers' forward keeps no activations (bench/bench_learner_options.py times it; both MiniWoB++ "
         "presets freeze 15 of SmolLM2's 30). At the same rl.lr the policy moves less per step (half the parameters "
-        "stay), so configs/miniwob_cpu.yaml doubles its lr with it. Behaviour cloning always trains every parameter. 0 = train everything. Needs "
+        "stay), so configs/miniwob_cpu.yaml doubles its lr with it. Behaviour cloning always trains every "
+        "parameter. 0 = train everything. Needs "
         "learner.zero_stage 0 without DeepSpeed's bf16 optimizer (the CPU learner): ZeRO and the bf16 optimizer "
         "build their flat master copies over the trainable parameters once, at start",
     )
